@@ -1,0 +1,45 @@
+// The parsed, defaulted form of a function.yaml (CONTRACT.md §1). Internal names are camelCase;
+// the YAML keys stay snake_case.
+
+export const RUNTIMES = ['python3.11', 'python3.12', 'nodejs20', 'nodejs22', 'go1.23'] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+export interface ScheduleSpec {
+  readonly name: string;
+  readonly cron: string;
+  readonly timezone?: string;
+  readonly event?: unknown;
+}
+
+export interface JobSpec {
+  readonly name: string;
+  readonly runId: number;
+  readonly event?: unknown;
+}
+
+export interface FunctionManifest {
+  readonly name: string;
+  readonly runtime: Runtime;
+  readonly entrypoint: string;
+  readonly memoryMb: number;
+  readonly timeoutSec: number;
+  readonly env: Readonly<Record<string, string>>;
+  readonly envFromSecrets: readonly string[];
+  readonly include: readonly string[];
+  readonly ignore: readonly string[];
+  readonly http: { readonly enabled: boolean };
+  readonly schedules: readonly ScheduleSpec[];
+  readonly jobs: readonly JobSpec[];
+}
+
+/** One problem with one input file; rendered as `file:line: key: message`. */
+export interface ManifestProblem {
+  /** Repo-relative (or CLI-relative) path of the file. */
+  readonly file: string;
+  /** 1-based; 0 when the problem is not tied to a line. */
+  readonly line: number;
+  readonly column?: number;
+  /** Dotted key path, e.g. `schedules[1].cron`; '' for the whole file. */
+  readonly key: string;
+  readonly message: string;
+}

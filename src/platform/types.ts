@@ -1,0 +1,202 @@
+// The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
+// Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
+import type { Runtime } from '../manifest/types.ts';
+
+export type FunctionPhase = 'Pending' | 'Building' | 'Ready' | 'Failed';
+export type JobPhase = 'Pending' | 'Skipped' | 'Running' | 'Succeeded' | 'Failed';
+/** `api` for functions made through /v1, `git:<repository>` for those a FunctionRepository owns. */
+export type ManagedBy = 'api' | `git:${string}`;
+
+export interface FunctionRecord {
+  readonly name: string;
+  readonly namespace: string;
+  readonly runtime: Runtime;
+  readonly entrypoint: string;
+  readonly memoryMb: number;
+  readonly timeoutSec: number;
+  readonly env: Readonly<Record<string, string>>;
+  readonly envFromSecrets: readonly string[];
+  readonly httpEnabled: boolean;
+  readonly phase: FunctionPhase;
+  readonly imageRef?: string;
+  readonly message?: string;
+  readonly codeHash?: string;
+  readonly lastBuiltAt?: string;
+  readonly url?: string;
+  readonly managedBy: ManagedBy;
+}
+
+export interface FunctionInput {
+  readonly name: string;
+  readonly runtime: Runtime;
+  readonly entrypoint?: string;
+  readonly memoryMb?: number;
+  readonly timeoutSec?: number;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly envFromSecrets?: readonly string[];
+  readonly httpEnabled?: boolean;
+}
+
+export interface TriggerRecord {
+  readonly name: string;
+  readonly namespace: string;
+  readonly type: 'http' | 'cron';
+  readonly functionRef: string;
+  readonly schedule?: string;
+  readonly timezone?: string;
+  readonly eventJson?: string;
+  readonly enabled: boolean;
+  readonly active: boolean;
+  readonly url?: string;
+  readonly lastScheduleTime?: string;
+  readonly managedBy: ManagedBy;
+}
+
+export interface TriggerInput {
+  readonly name: string;
+  readonly type: 'http' | 'cron';
+  readonly functionRef: string;
+  readonly schedule?: string;
+  readonly timezone?: string;
+  readonly eventJson?: string;
+  readonly enabled?: boolean;
+}
+
+export interface JobRecord {
+  readonly name: string;
+  readonly namespace: string;
+  readonly functionRef: string;
+  readonly eventJson?: string;
+  readonly runId: number;
+  readonly phase: JobPhase;
+  readonly jobName?: string;
+  readonly startTime?: string;
+  readonly completionTime?: string;
+  readonly message?: string;
+  readonly managedBy: ManagedBy;
+}
+
+export interface JobInput {
+  readonly name: string;
+  readonly functionRef: string;
+  readonly eventJson?: string;
+  readonly runId?: number;
+}
+
+export interface RepositoryFunctionStatus {
+  readonly name: string;
+  readonly path: string;
+  readonly codeHash?: string;
+  readonly error?: string;
+}
+
+export interface RepositoryRecord {
+  readonly name: string;
+  readonly namespace: string;
+  readonly url: string;
+  readonly branch: string;
+  readonly path: string;
+  readonly interval: string;
+  readonly suspend: boolean;
+  readonly prune: boolean;
+  readonly secretName?: string;
+  readonly revision?: string;
+  readonly lastSyncTime?: string;
+  readonly webhookPath: string;
+  readonly functions: readonly RepositoryFunctionStatus[];
+  readonly ready?: { readonly status: 'True' | 'False' | 'Unknown'; readonly reason: string; readonly message: string };
+}
+
+export interface RepositoryInput {
+  readonly name: string;
+  readonly url: string;
+  readonly branch?: string;
+  readonly path?: string;
+  readonly interval?: string;
+  readonly suspend?: boolean;
+  readonly prune?: boolean;
+  /** Stored in a Secret, never returned. */
+  readonly credentials?: { readonly username?: string; readonly password?: string; readonly token?: string };
+  readonly webhookSecret?: string;
+}
+
+/** A file taken from an uploaded zip (already checked for zip-slip and size limits). */
+export interface CodeFile {
+  readonly path: string;
+  readonly mode: '100644' | '100755' | '120000';
+  readonly content: Buffer;
+}
+
+export type Endpoint =
+  | { readonly kind: 'ready'; readonly baseUrl: string; readonly timeoutSec: number }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'disabled' }
+  | { readonly kind: 'not-ready'; readonly reason: string };
+
+/** What a webhook needs to know about a repository to verify and route a delivery. */
+export interface WebhookTarget {
+  readonly branch: string;
+  /** Undefined when the repository has no webhookSecret: then every delivery is refused. */
+  readonly secret?: string;
+}
+
+export const PLATFORM_ERROR_CODES = [
+  'not_found',
+  'already_exists',
+  'managed_by_git',
+  'invalid',
+  'unavailable',
+] as const;
+export type PlatformErrorCode = (typeof PLATFORM_ERROR_CODES)[number];
+
+/** Thrown by platforms; the HTTP layer maps `code` to a status (404, 409, 409, 422, 503). */
+export class PlatformError extends Error {
+  constructor(
+    readonly code: PlatformErrorCode,
+    message: string,
+    options?: { cause?: unknown; repository?: string },
+  ) {
+    super(message, options);
+    this.name = 'PlatformError';
+    this.repository = options?.repository;
+  }
+  readonly repository: string | undefined;
+}
+
+export interface Platform {
+  /** Where /fn should send a call; never throws for an unknown function (returns not-found). */
+  resolveEndpoint(namespace: string, name: string): Promise<Endpoint>;
+  ensureNamespace(namespace: string): Promise<void>;
+
+  listFunctions(namespace: string): Promise<FunctionRecord[]>;
+  getFunction(namespace: string, name: string): Promise<FunctionRecord>;
+  createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord>;
+  updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord>;
+  deleteFunction(namespace: string, name: string): Promise<void>;
+  /** Replaces the function's code; starts a build when its code_hash changed. */
+  uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord>;
+  /** The function's current code, as files (the HTTP layer zips them). */
+  getSource(namespace: string, name: string): Promise<CodeFile[]>;
+
+  listTriggers(namespace: string): Promise<TriggerRecord[]>;
+  getTrigger(namespace: string, name: string): Promise<TriggerRecord>;
+  createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord>;
+  setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord>;
+  deleteTrigger(namespace: string, name: string): Promise<void>;
+
+  createJob(namespace: string, input: JobInput): Promise<JobRecord>;
+  getJob(namespace: string, name: string): Promise<JobRecord>;
+  deleteJob(namespace: string, name: string): Promise<void>;
+
+  listRepositories(namespace: string): Promise<RepositoryRecord[]>;
+  getRepository(namespace: string, name: string): Promise<RepositoryRecord>;
+  createRepository(namespace: string, input: RepositoryInput): Promise<RepositoryRecord>;
+  deleteRepository(namespace: string, name: string): Promise<void>;
+  /** Asks for a sync now; coalesces with one already pending; never waits for it to finish. */
+  requestSync(namespace: string, name: string, reason: string): Promise<void>;
+  /** For /hooks: the branch and secret of a repository, or undefined when it does not exist. */
+  webhookTarget(namespace: string, name: string): Promise<WebhookTarget | undefined>;
+
+  /** For /readyz. */
+  ready(): Promise<{ ok: boolean; detail?: string }>;
+}
