@@ -1,0 +1,57 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadControllerConfig, loadDevConfig } from './config.ts';
+
+const controllerEnv = { SLESS_JWT_SECRET: 's3cret', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
+
+describe('settings', () => {
+  it('takes a flag over its SLESS_* variable over the default', () => {
+    assert.equal(loadDevConfig([], {}).port, 8080);
+    assert.equal(loadDevConfig([], { SLESS_PORT: '9000' }).port, 9000);
+    assert.equal(loadDevConfig(['--port', '9100'], { SLESS_PORT: '9000' }).port, 9100);
+  });
+
+  it('gives sless dev working defaults with nothing set', () => {
+    const c = loadDevConfig([], {});
+    assert.equal(c.namespace, 'dev');
+    assert.equal(c.repoName, 'local');
+    assert.equal(c.dataDir, '.sless');
+    assert.equal(c.pollInterval, 10_000);
+    assert.equal(c.jwtSecret, undefined);
+  });
+
+  it('stops the start with a message that names the bad setting', () => {
+    assert.throws(() => loadDevConfig(['--port', 'eighty'], {}), (e: unknown) => e instanceof ConfigError && /--port \/ SLESS_PORT/.test(e.message));
+    assert.throws(() => loadDevConfig(['--namespace', 'Not_A_Label'], {}), /--namespace \/ SLESS_NAMESPACE.*DNS-1123/);
+    assert.throws(() => loadDevConfig(['--poll-interval', 'soon'], {}), /a duration like/);
+    assert.throws(() => loadDevConfig(['--no-such-flag'], {}), /Known flags/);
+  });
+
+  it('parses durations', () => {
+    assert.equal(loadDevConfig(['--poll-interval', '2s'], {}).pollInterval, 2000);
+    assert.equal(loadDevConfig(['--poll-interval', '1m'], {}).pollInterval, 60_000);
+  });
+
+  it('requires the controller to know how to verify tokens, where to store contexts and push images', () => {
+    assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_JWT_SECRET: undefined }), /no way to verify \/v1 tokens/);
+    assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_REGISTRY: undefined }), /missing setting SLESS_REGISTRY/);
+    assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_S3_BUCKET: undefined }), /missing setting SLESS_S3_BUCKET/);
+    assert.throws(
+      () => loadControllerConfig([], { ...controllerEnv, SLESS_JWKS_URL: 'https://idp.example/jwks' }),
+      /choose one way to verify tokens/,
+    );
+  });
+
+  it('defaults the runtime image prefix to the registry and the builder to the pinned kaniko fork', () => {
+    const c = loadControllerConfig([], controllerEnv);
+    assert.equal(c.runtimeImagePrefix, 'reg.example/sless');
+    assert.match(c.kanikoImage, /^martizih\/kaniko:v/);
+    assert.equal(c.buildNamespace, 'sless-builds');
+    assert.ok(Object.isFrozen(c));
+  });
+
+  it('accepts SLESS_AUTH_INSECURE=1 as the explicit unsigned-token mode', () => {
+    const c = loadControllerConfig([], { ...controllerEnv, SLESS_JWT_SECRET: undefined, SLESS_AUTH_INSECURE: '1' });
+    assert.equal(c.authInsecure, true);
+  });
+});

@@ -1,0 +1,106 @@
+// The only reader of process.env: each command's settings, parsed once and frozen (CONTRACT.md §5, §6).
+import { z } from 'zod';
+import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
+
+const optionalString = z.string().min(1).optional();
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Pinned builder image: kaniko upstream is archived; this is the maintained community fork. */
+export const DEFAULT_KANIKO_IMAGE = 'martizih/kaniko:v1.28.3';
+
+const common = {
+  port: { flag: 'port', env: 'SLESS_PORT', schema: port, default: 8080, describe: 'HTTP port' },
+  logLevel: { env: 'SLESS_LOG_LEVEL', schema: logLevel, default: 'info' as const, describe: 'log level' },
+  jwtSecret: { env: 'SLESS_JWT_SECRET', schema: optionalString, describe: 'HS256 secret for /v1 tokens' },
+  jwksUrl: { env: 'SLESS_JWKS_URL', schema: z.url().optional(), describe: 'JWKS URL to verify /v1 tokens' },
+  jwtPublicKey: { env: 'SLESS_JWT_PUBLIC_KEY', schema: optionalString, describe: 'PEM public key to verify /v1 tokens' },
+  jwtIssuer: { env: 'SLESS_JWT_ISSUER', schema: optionalString, describe: 'required token issuer' },
+  jwtAudience: { env: 'SLESS_JWT_AUDIENCE', schema: optionalString, describe: 'required token audience' },
+  adminClaim: { env: 'SLESS_ADMIN_CLAIM', schema: z.string().min(1), default: 'sless_admin', describe: 'claim that grants every namespace' },
+  authInsecure: { env: 'SLESS_AUTH_INSECURE', schema: flag, default: false, describe: 'accept unsigned tokens' },
+  databaseUrl: { flag: 'database-url', env: 'DATABASE_URL', schema: optionalString, describe: 'PostgreSQL URL for invocation and build logs' },
+  invocationRetentionDays: {
+    env: 'SLESS_LOG_RETENTION_DAYS',
+    schema: z.coerce.number().int().min(1).max(3650),
+    default: 14,
+    describe: 'days to keep invocation and build records',
+  },
+  maxBodyBytes: {
+    env: 'SLESS_MAX_BODY_BYTES',
+    schema: z.coerce.number().int().min(1024),
+    default: 6 * 1024 * 1024,
+    describe: 'largest request body /fn forwards',
+  },
+} satisfies Record<string, SettingSpec<unknown>>;
+
+const controllerSpecs = {
+  ...common,
+  kubeconfig: { flag: 'kubeconfig', env: 'SLESS_KUBECONFIG', schema: optionalString, describe: 'kubeconfig path (default: in-cluster, then ~/.kube/config)' },
+  s3Endpoint: { env: 'SLESS_S3_ENDPOINT', schema: z.url().optional(), describe: 'S3 endpoint URL (unset: AWS)' },
+  s3Bucket: { env: 'SLESS_S3_BUCKET', schema: z.string().min(3), describe: 'S3 bucket for build contexts' },
+  s3Region: { env: 'SLESS_S3_REGION', schema: z.string().min(1), default: 'us-east-1', describe: 'S3 region' },
+  awsAccessKeyId: { env: 'AWS_ACCESS_KEY_ID', schema: optionalString, describe: 'S3 access key' },
+  awsSecretAccessKey: { env: 'AWS_SECRET_ACCESS_KEY', schema: optionalString, describe: 'S3 secret key' },
+  registry: { env: 'SLESS_REGISTRY', schema: z.string().min(1), describe: 'registry the built images are pushed to, e.g. registry.example.com/sless' },
+  kanikoImage: { env: 'SLESS_KANIKO_IMAGE', schema: z.string().min(1), default: DEFAULT_KANIKO_IMAGE, describe: 'builder image' },
+  buildNamespace: { env: 'SLESS_BUILD_NAMESPACE', schema: dnsLabel, default: 'sless-builds', describe: 'namespace where build Jobs run' },
+  runtimeImagePrefix: { env: 'SLESS_RUNTIME_IMAGE_PREFIX', schema: optionalString, describe: 'where runtime base images live (default: the registry)' },
+  clusterDomain: { env: 'SLESS_CLUSTER_DOMAIN', schema: z.string().min(1), default: 'cluster.local', describe: 'cluster DNS domain for function Services' },
+  podNamespace: { env: 'POD_NAMESPACE', schema: optionalString, describe: 'namespace of the controller (for its leader Lease)' },
+  podName: { env: 'POD_NAME', schema: optionalString, describe: 'identity in leader election' },
+} satisfies Record<string, SettingSpec<unknown>>;
+
+const devSpecs = {
+  ...common,
+  repo: { flag: 'repo', env: 'SLESS_REPO', schema: z.string().min(1), default: '.', describe: 'git URL, local git repository or folder' },
+  branch: { flag: 'branch', env: 'SLESS_BRANCH', schema: optionalString, describe: 'branch to follow (default: main, or the local checkout’s branch)' },
+  path: { flag: 'path', env: 'SLESS_PATH', schema: z.string(), default: '', describe: 'folder inside the repository to watch' },
+  dataDir: { flag: 'data-dir', env: 'SLESS_DATA_DIR', schema: z.string().min(1), default: '.sless', describe: 'where prepared functions and state live' },
+  namespace: { flag: 'namespace', env: 'SLESS_NAMESPACE', schema: dnsLabel, default: 'dev', describe: 'namespace of the functions (/fn/<namespace>/<name>)' },
+  repoName: { flag: 'repo-name', env: 'SLESS_REPO_NAME', schema: dnsLabel, default: 'local', describe: 'repository name in /hooks/<namespace>/<repo-name>' },
+  webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: generated and printed)' },
+  pollInterval: { flag: 'poll-interval', env: 'SLESS_POLL_INTERVAL', schema: duration, default: 10_000, describe: 'how often to poll the repository' },
+  host: { flag: 'host', env: 'SLESS_HOST', schema: z.string().min(1), default: '127.0.0.1', describe: 'address to listen on' },
+} satisfies Record<string, SettingSpec<unknown>>;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function assertAuthConsistent(s: { jwtSecret?: string; jwksUrl?: string; jwtPublicKey?: string; authInsecure: boolean }): void {
+  const modes = [s.jwtSecret && 'SLESS_JWT_SECRET', s.jwksUrl && 'SLESS_JWKS_URL', s.jwtPublicKey && 'SLESS_JWT_PUBLIC_KEY'].filter(Boolean);
+  if (modes.length > 1) throw new ConfigError(`choose one way to verify tokens, not ${modes.join(' and ')}`);
+}
+
+export function loadControllerConfig(argv: readonly string[], env: Env = process.env) {
+  const { settings } = resolveSettings(controllerSpecs, argv, env);
+  assertAuthConsistent(settings);
+  if (!settings.jwtSecret && !settings.jwksUrl && !settings.jwtPublicKey && !settings.authInsecure) {
+    throw new ConfigError(
+      'no way to verify /v1 tokens: set SLESS_JWT_SECRET, SLESS_JWKS_URL or SLESS_JWT_PUBLIC_KEY (or SLESS_AUTH_INSECURE=1 to accept unsigned tokens)',
+    );
+  }
+  return Object.freeze({ ...settings, runtimeImagePrefix: settings.runtimeImagePrefix ?? settings.registry });
+}
+export type ControllerConfig = ReturnType<typeof loadControllerConfig>;
+
+export function loadDevConfig(argv: readonly string[], env: Env = process.env) {
+  const { settings } = resolveSettings(devSpecs, argv, env);
+  assertAuthConsistent(settings);
+  return settings;
+}
+export type DevConfig = ReturnType<typeof loadDevConfig>;
+
+/** Settings of the one-shot commands (`validate`, `hash`): just the directory. */
+export function loadDirArgument(argv: readonly string[]): string {
+  const { positionals } = resolveSettings({}, argv, {});
+  if (positionals.length > 1) throw new ConfigError(`expected at most one directory, got ${positionals.length}`);
+  return positionals[0] ?? '.';
+}
+
+export function describeSettings(command: 'controller' | 'dev'): string {
+  const specs: Record<string, SettingSpec<unknown>> = command === 'controller' ? controllerSpecs : devSpecs;
+  return Object.values(specs)
+    .map((s) => `  ${[s.flag ? `--${s.flag}` : '', s.env ?? ''].filter(Boolean).join(' / ').padEnd(44)} ${s.describe}`)
+    .join('\n');
+}
+
+export { ConfigError };

@@ -1,0 +1,46 @@
+// The `sless` command: dispatches to one module per command, loaded lazily so `sless validate` does
+// not pay for the Kubernetes client.
+import { ConfigError } from './config/config.ts';
+import type { CommandIo, CommandRun } from './cli/io.ts';
+
+const commands: Record<string, { load: () => Promise<{ run: CommandRun }>; summary: string }> = {
+  controller: { load: () => import('./cli/controller.ts'), summary: 'run against Kubernetes' },
+  dev: { load: () => import('./cli/dev.ts'), summary: 'run everything on this machine: no cluster, no S3, no registry' },
+  validate: { load: () => import('./cli/validate.ts'), summary: 'check every function.yaml under DIR' },
+  hash: { load: () => import('./cli/hash.ts'), summary: 'print {"name","path","code_hash"} per function under DIR' },
+};
+
+function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  sless ${name.padEnd(11)} ${c.summary}`);
+  return `usage:\n${lines.join('\n')}\n\nsless <command> --help lists a command's settings.\n`;
+}
+
+export async function main(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    io.stderr.write(`sless: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  if ((name === 'controller' || name === 'dev') && (rest.includes('--help') || rest.includes('-h'))) {
+    const { describeSettings } = await import('./config/config.ts');
+    io.stdout.write(`sless ${name} settings (flag / environment variable):\n${describeSettings(name)}\n`);
+    return 0;
+  }
+  try {
+    const mod = await command.load();
+    return await mod.run(rest, io);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`sless ${name}: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
