@@ -1,0 +1,124 @@
+// The Deployment and Service that serve one built Function, and the pod template its CronJobs and Jobs
+// reuse (same image, same env; job mode adds SLESS_MODE=job and SLESS_EVENT).
+import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/client-node';
+import type { ControllerSettings } from '../settings.ts';
+import { controllerRef, functionLabels, LABELS } from './meta.ts';
+import type { FunctionResource } from './resources.ts';
+
+export const FUNCTION_PORT = 8080;
+export const SERVICE_PORT = 80;
+const DEFAULTS = { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 } as const;
+
+export interface WorkloadOptions {
+  readonly imageRef: string;
+  /** false scales the Deployment to 0 (CONTRACT.md §1 http.enabled). */
+  readonly httpEnabled: boolean;
+}
+
+function nameAndNamespace(fn: FunctionResource): { name: string; namespace: string } {
+  const name = fn.metadata?.name;
+  const namespace = fn.metadata?.namespace;
+  if (!name || !namespace) throw new Error('a Function object without name or namespace cannot be deployed');
+  return { name, namespace };
+}
+
+export function workloadLabels(fn: FunctionResource, component: string): Record<string, string> {
+  const { name, namespace } = nameAndNamespace(fn);
+  return { ...functionLabels(namespace, name), [LABELS.component]: component };
+}
+
+/** The in-cluster base URL the /fn proxy sends calls to. */
+export function serviceBaseUrl(namespace: string, name: string, clusterDomain: string): string {
+  return `http://${name}.${namespace}.svc.${clusterDomain}:${SERVICE_PORT}`;
+}
+
+/** The pod spec shared by the Deployment, CronJobs and Jobs of one function. */
+export function functionPodSpec(
+  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  fn: FunctionResource,
+  imageRef: string,
+  extraEnv: readonly V1EnvVar[] = [],
+): V1PodSpec {
+  const { name, namespace } = nameAndNamespace(fn);
+  const spec = fn.spec;
+  if (!spec) throw new Error(`Function ${namespace}/${name} has no spec`);
+  const memory = `${spec.memoryMB ?? DEFAULTS.memoryMB}Mi`;
+  const userEnv = Object.entries(spec.env ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => ({ name: k, value: v }));
+  return {
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    imagePullSecrets: (settings.imagePullSecrets ?? []).map((s) => ({ name: s })),
+    securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+    containers: [
+      {
+        name: 'function',
+        image: imageRef,
+        ports: [{ name: 'http', containerPort: FUNCTION_PORT, protocol: 'TCP' }],
+        env: [
+          ...userEnv,
+          { name: 'SLESS_ENTRYPOINT', value: spec.entrypoint ?? DEFAULTS.entrypoint },
+          { name: 'SLESS_FUNCTION_NAME', value: name },
+          { name: 'SLESS_NAMESPACE', value: namespace },
+          { name: 'SLESS_TIMEOUT_SEC', value: String(spec.timeoutSec ?? DEFAULTS.timeoutSec) },
+          { name: 'PORT', value: String(FUNCTION_PORT) },
+          { name: 'TMPDIR', value: '/tmp' },
+          ...extraEnv,
+        ],
+        envFrom: (spec.envFromSecrets ?? []).map((s) => ({ secretRef: { name: s } })),
+        resources: { requests: { memory }, limits: { memory } },
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        },
+        volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+      },
+    ],
+    volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }],
+  };
+}
+
+export function functionDeployment(
+  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  fn: FunctionResource,
+  opts: WorkloadOptions,
+): V1Deployment {
+  const { name, namespace } = nameAndNamespace(fn);
+  const labels = workloadLabels(fn, 'function');
+  const selector = { [LABELS.function]: name, [LABELS.component]: 'function' };
+  const podSpec = functionPodSpec(settings, fn, opts.imageRef);
+  const container = podSpec.containers[0];
+  if (container) {
+    const probe = { httpGet: { path: '/health', port: 'http' } };
+    container.readinessProbe = { ...probe, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 };
+    container.livenessProbe = { ...probe, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6, initialDelaySeconds: 5 };
+  }
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels, ownerReferences: [controllerRef(fn, 'Function')] },
+    spec: {
+      replicas: opts.httpEnabled ? 1 : 0,
+      revisionHistoryLimit: 3,
+      selector: { matchLabels: selector },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: { metadata: { labels }, spec: podSpec },
+    },
+  };
+}
+
+export function functionService(fn: FunctionResource): V1Service {
+  const { name, namespace } = nameAndNamespace(fn);
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace, labels: workloadLabels(fn, 'function'), ownerReferences: [controllerRef(fn, 'Function')] },
+    spec: {
+      type: 'ClusterIP',
+      selector: { [LABELS.function]: name, [LABELS.component]: 'function' },
+      ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildJob, buildJobName } from './build-job.ts';
+import { buildKey, contextKey, imageTag, tagOf } from './build-key.ts';
+import { functionDeployment, functionService, serviceBaseUrl } from './function-workload.ts';
+import { functionJobRun, runJobName, triggerCronJob } from './job-workloads.ts';
+import { dnsLabel } from './meta.ts';
+import { fn, settings } from './test-fixtures.ts';
+
+const key = buildKey({ codeHash: `sha256:${'a'.repeat(64)}`, runtime: 'nodejs20', baseImage: 'r/node:1' });
+
+describe('build key', () => {
+  it('changes with code, runtime and base image, and only with them', () => {
+    const base = { codeHash: 'sha256:1', runtime: 'nodejs20', baseImage: 'img:1' } as const;
+    const keys = new Set([
+      buildKey(base),
+      buildKey({ ...base, codeHash: 'sha256:2' }),
+      buildKey({ ...base, runtime: 'nodejs22' }),
+      buildKey({ ...base, baseImage: 'img:2' }),
+    ]);
+    assert.equal(keys.size, 4);
+    assert.equal(buildKey(base), buildKey({ ...base }));
+    assert.match(buildKey(base), /^[0-9a-f]{64}$/);
+  });
+  it('names a content-addressed context object and an image tag', () => {
+    assert.equal(contextKey(key), `contexts/${key}.tar.gz`);
+    assert.equal(imageTag(key), key.slice(0, 40));
+  });
+  it('reads the tag back from an image reference', () => {
+    assert.equal(tagOf('reg:5000/a/b:t1@sha256:00'), 't1');
+    assert.equal(tagOf('reg:5000/a/b@sha256:00'), undefined);
+    assert.equal(tagOf(undefined), undefined);
+  });
+});
+
+describe('dnsLabel', () => {
+  it('keeps short names and shortens long ones stably, within the limit', () => {
+    assert.equal(dnsLabel(['a', 'b']), 'a-b');
+    const long = dnsLabel(['x'.repeat(50), 'y'.repeat(30)]);
+    assert.equal(long.length, 63);
+    assert.equal(long, dnsLabel(['x'.repeat(50), 'y'.repeat(30)]));
+    assert.notEqual(long, dnsLabel(['x'.repeat(50), 'z'.repeat(30)]));
+  });
+});
+
+describe('kaniko build Job', () => {
+  const job = buildJob(settings, { namespace: 'team-a', name: 'hello', buildKey: key, s3Bucket: 'ctx', s3Key: contextKey(key) });
+  const pod = job.spec?.template.spec;
+  const c = pod?.containers[0];
+
+  it('has a deterministic name per function and build key', () => {
+    assert.equal(job.metadata?.name, buildJobName('team-a', 'hello', key));
+    assert.notEqual(buildJobName('team-b', 'hello', key), buildJobName('team-a', 'hello', key));
+    assert.ok((job.metadata?.name ?? '').length <= 63);
+    assert.equal(job.metadata?.namespace, 'sless-builds');
+  });
+  it('builds from S3 and pushes to the function repository with the key as tag, digest to the termination log', () => {
+    assert.equal(c?.image, 'martizih/kaniko:v1.28.0');
+    assert.deepEqual(c?.args?.slice(0, 3), [
+      `--context=s3://ctx/contexts/${key}.tar.gz`,
+      `--destination=registry.local:5000/sless/team-a-hello:${key.slice(0, 40)}`,
+      '--digest-file=/dev/termination-log',
+    ]);
+  });
+  it('gets S3 settings from env and credentials from a Secret, registry auth mounted at /kaniko/.docker', () => {
+    const env = Object.fromEntries((c?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef?.name]));
+    assert.deepEqual(env, {
+      S3_ENDPOINT: 'http://s3.local:8333',
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'sless-build-s3',
+      AWS_SECRET_ACCESS_KEY: 'sless-build-s3',
+    });
+    assert.deepEqual(c?.volumeMounts, [{ name: 'docker-config', mountPath: '/kaniko/.docker' }]);
+    assert.equal(pod?.volumes?.[0]?.secret?.secretName, 'sless-registry');
+  });
+  it('is bounded: backoff, ttl, deadline, resources; labels say whose build it is', () => {
+    assert.equal(job.spec?.backoffLimit, 1);
+    assert.equal(job.spec?.ttlSecondsAfterFinished, 3600);
+    assert.ok(c?.resources?.limits?.memory);
+    assert.equal(pod?.restartPolicy, 'Never');
+    assert.equal(job.metadata?.labels?.['sless.kube5s.ru/function'], 'hello');
+    assert.equal(job.metadata?.labels?.['sless.kube5s.ru/function-namespace'], 'team-a');
+    assert.equal(job.metadata?.labels?.['sless.kube5s.ru/build-key'], key.slice(0, 40));
+  });
+});
+
+describe('function Deployment and Service', () => {
+  const dep = functionDeployment(settings, fn, { imageRef: 'img@sha256:1', httpEnabled: true });
+  const c = dep.spec?.template.spec?.containers[0];
+  it('runs the image by digest with memory from memoryMB and probes on /health', () => {
+    assert.equal(c?.image, 'img@sha256:1');
+    assert.deepEqual(c?.resources, { requests: { memory: '256Mi' }, limits: { memory: '256Mi' } });
+    assert.equal(c?.readinessProbe?.httpGet?.path, '/health');
+    assert.equal(c?.livenessProbe?.httpGet?.path, '/health');
+    assert.equal(c?.ports?.[0]?.containerPort, 8080);
+  });
+  it('passes env sorted, then the runtime settings, and secrets as envFrom', () => {
+    assert.deepEqual(
+      c?.env?.map((e) => `${e.name}=${e.value}`),
+      ['A=1', 'B=2', 'SLESS_ENTRYPOINT=handler.handle', 'SLESS_FUNCTION_NAME=hello', 'SLESS_NAMESPACE=team-a',
+        'SLESS_TIMEOUT_SEC=10', 'PORT=8080', 'TMPDIR=/tmp'],
+    );
+    assert.deepEqual(c?.envFrom, [{ secretRef: { name: 'db' } }]);
+  });
+  it('runs non-root on a read-only root with a tmp emptyDir and the pull secret', () => {
+    const pod = dep.spec?.template.spec;
+    assert.equal(pod?.securityContext?.runAsNonRoot, true);
+    assert.equal(c?.securityContext?.readOnlyRootFilesystem, true);
+    assert.deepEqual(c?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
+    assert.deepEqual(pod?.imagePullSecrets, [{ name: 'pull' }]);
+  });
+  it('is owned by the Function and scales to 0 when http is disabled', () => {
+    assert.deepEqual(dep.metadata?.ownerReferences, [
+      { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', name: 'hello', uid: 'uid-fn', controller: true, blockOwnerDeletion: true },
+    ]);
+    assert.equal(dep.spec?.replicas, 1);
+    assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false }).spec?.replicas, 0);
+  });
+  it('exposes port 80 to the pods http port', () => {
+    const svc = functionService(fn);
+    assert.deepEqual(svc.spec?.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);
+    assert.deepEqual(svc.spec?.selector, dep.spec?.selector.matchLabels);
+    assert.equal(serviceBaseUrl('team-a', 'hello', 'cluster.local'), 'http://hello.team-a.svc.cluster.local:80');
+  });
+});
+
+describe('CronJob and run Job', () => {
+  const trigger = {
+    metadata: { name: 'hello-cron-nightly', namespace: 'team-a' },
+    spec: { type: 'cron' as const, functionRef: 'hello', schedule: '0 3 * * *', timezone: 'Europe/Moscow', eventJSON: '{"kind":"nightly"}', enabled: true },
+  };
+  it('a cron Trigger becomes a CronJob of the function image in job mode', () => {
+    const cj = triggerCronJob(settings, fn, trigger, 'img@sha256:1');
+    assert.equal(cj.metadata?.name, 'hello-cron-nightly');
+    assert.equal(cj.spec?.schedule, '0 3 * * *');
+    assert.equal(cj.spec?.timeZone, 'Europe/Moscow');
+    assert.equal(cj.spec?.concurrencyPolicy, 'Forbid');
+    assert.equal(cj.spec?.suspend, false);
+    assert.equal(cj.spec?.successfulJobsHistoryLimit, 3);
+    const env = cj.spec?.jobTemplate.spec?.template.spec?.containers[0]?.env ?? [];
+    assert.deepEqual(env.slice(-2), [{ name: 'SLESS_MODE', value: 'job' }, { name: 'SLESS_EVENT', value: '{"kind":"nightly"}' }]);
+    assert.equal(cj.spec?.jobTemplate.spec?.template.spec?.restartPolicy, 'Never');
+    assert.equal(triggerCronJob(settings, fn, { ...trigger, spec: { ...trigger.spec, enabled: false } }, 'i').spec?.suspend, true);
+  });
+  it('a FunctionJob run gets a Job named by job and runID', () => {
+    const fj = { metadata: { name: 'hello-seed', namespace: 'team-a' }, spec: { functionRef: 'hello', runID: 3, eventJSON: '[1]' } };
+    const job = functionJobRun(settings, fn, fj, 'img@sha256:1');
+    assert.equal(job.metadata?.name, 'hello-seed-r3');
+    assert.equal(runJobName({ ...fj, spec: { ...fj.spec, runID: 4 } }), 'hello-seed-r4');
+    assert.equal(job.spec?.backoffLimit, 0);
+    assert.equal(job.metadata?.ownerReferences?.[0]?.kind, 'Function');
+    const env = job.spec?.template.spec?.containers[0]?.env ?? [];
+    assert.deepEqual(env.slice(-2), [{ name: 'SLESS_MODE', value: 'job' }, { name: 'SLESS_EVENT', value: '[1]' }]);
+  });
+});

@@ -1,0 +1,48 @@
+// What the controller needs to know about its surroundings. Parsed once by src/config (the only reader
+// of process.env) and handed in as one frozen object; nothing under src/platform/kubernetes reads env.
+
+/** The community fork of kaniko (upstream GoogleContainerTools/kaniko was archived in June 2025). */
+export const DEFAULT_KANIKO_IMAGE = 'martizih/kaniko:v1.28.0';
+
+export interface S3Settings {
+  /** Full URL, e.g. `http://seaweedfs.sless-system:8333`; also handed to kaniko as S3_ENDPOINT. */
+  readonly endpoint: string;
+  readonly bucket: string;
+  readonly region: string;
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+export interface ControllerSettings {
+  /** Registry (and optional path) images are pushed to: `<registry>/<ns>-<name>:<build key>`. */
+  readonly registry: string;
+  readonly kanikoImage: string;
+  /** Where kaniko Jobs run, so registry and S3 credentials never enter user namespaces. */
+  readonly buildNamespace: string;
+  /** Prefix of the runtime base images (`<prefix>/sless-runtime-<runtime>:<version>`). */
+  readonly runtimeImagePrefix: string;
+  readonly s3: S3Settings;
+  /** e.g. `cluster.local`; used for the in-cluster URL of a function's Service. */
+  readonly clusterDomain: string;
+  /** Secret in the build namespace holding a docker config.json (key `.dockerconfigjson`); optional. */
+  readonly registrySecretName?: string;
+  /** Secrets (in each function namespace) referenced as imagePullSecrets by function pods. */
+  readonly imagePullSecrets?: readonly string[];
+  /** Public base URL of the HTTP listener, for status.url; `/fn/<ns>/<name>` is appended. */
+  readonly publicBaseUrl?: string;
+  /** Directory for the git cache of repository syncs. */
+  readonly cacheDir: string;
+  readonly concurrency?: { readonly syncs?: number; readonly builds?: number; readonly reconciles?: number };
+  /** Informer resync period (ms); every object is reconciled again at least this often. */
+  readonly resyncMs?: number;
+  readonly build?: {
+    readonly ttlSecondsAfterFinished?: number;
+    readonly backoffLimit?: number;
+    readonly activeDeadlineSeconds?: number;
+    readonly cpu?: string;
+    readonly memory?: string;
+  };
+}
+
+/** Names of objects the controller maintains in the build namespace. */
+export const BUILD_S3_SECRET = 'sless-build-s3';
+export const DEFAULT_REGISTRY_SECRET = 'sless-registry';
