@@ -1,0 +1,181 @@
+// The thin adapter between the reconcilers and the API server: server-side apply with field manager
+// `sless`, status merge patches on the status subresource, NotFound-tolerant reads and deletes, events and
+// pod logs. Everything else in the controller is decisions over plain objects.
+import {
+  ApiException,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { FIELD_MANAGER, GROUP } from '../objects/meta.ts';
+import { KINDS, type SlessKind } from '../objects/resources.ts';
+
+export const VERSION = 'v1alpha1';
+
+export function isStatus(err: unknown, code: number): boolean {
+  return err instanceof ApiException && err.code === code;
+}
+
+/** The API server's message from an ApiException body (a JSON Status string), else the error's message. */
+export function apiMessage(err: unknown): string {
+  if (err instanceof ApiException) {
+    try {
+      const status = JSON.parse(String(err.body)) as { message?: string };
+      if (status.message) return `${status.message} (HTTP ${err.code})`;
+    } catch {
+      // not JSON: fall through
+    }
+    return `HTTP ${err.code}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+function describe(obj: KubernetesObject): string {
+  return `${obj.kind ?? '?'} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name ?? '?'}`;
+}
+
+export interface EventTarget {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly uid?: string };
+}
+
+export class KubeClient {
+  readonly objects: KubernetesObjectApi;
+  readonly core: CoreV1Api;
+  readonly batch: BatchV1Api;
+  readonly custom: CustomObjectsApi;
+  /** Counts API requests made through this client (for the benchmark and metrics). */
+  requests = 0;
+
+  constructor(readonly kubeConfig: KubeConfig) {
+    this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.batch = kubeConfig.makeApiClient(BatchV1Api);
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  }
+
+  /** Server-side apply: the object as we want it; fields we no longer send are dropped from our ownership. */
+  async apply<T extends KubernetesObject>(obj: T): Promise<T> {
+    this.requests++;
+    try {
+      return await this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    } catch (err) {
+      throw new Error(`apply ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** Creates obj; answers 'exists' instead of failing when an object of that name is already there. */
+  async createIfAbsent(obj: KubernetesObject): Promise<'created' | 'exists'> {
+    this.requests++;
+    try {
+      await this.objects.create(obj, undefined, undefined, FIELD_MANAGER);
+      return 'created';
+    } catch (err) {
+      if (isStatus(err, 409)) return 'exists';
+      throw new Error(`create ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  async read<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, name: string): Promise<T | undefined> {
+    this.requests++;
+    try {
+      return await this.objects.read<T>({ apiVersion, kind, metadata: { name, namespace } });
+    } catch (err) {
+      if (isStatus(err, 404)) return undefined;
+      throw new Error(`read ${kind} ${namespace}/${name} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** Deletes with background propagation; a missing object counts as deleted. */
+  async delete(obj: KubernetesObject): Promise<void> {
+    this.requests++;
+    try {
+      await this.objects.delete(obj, undefined, undefined, undefined, undefined, 'Background');
+    } catch (err) {
+      if (isStatus(err, 404)) return;
+      throw new Error(`delete ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** JSON merge patch of an object's main resource (finalizers, annotations). */
+  async mergePatch(obj: KubernetesObject, patch: Record<string, unknown>): Promise<void> {
+    this.requests++;
+    const target = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace }, ...patch };
+    try {
+      await this.objects.patch(target, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch);
+    } catch (err) {
+      throw new Error(`patch ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** Merge patch of a sless object's status subresource; a vanished object is not an error. */
+  async patchStatus(kind: SlessKind, namespace: string, name: string, status: object): Promise<void> {
+    this.requests++;
+    try {
+      await this.custom.patchNamespacedCustomObjectStatus(
+        { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      if (isStatus(err, 404)) return;
+      throw new Error(`patch status of ${kind} ${namespace}/${name} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    this.requests++;
+    const list = await this.core.listNamespacedPod({ namespace, labelSelector });
+    return list.items;
+  }
+
+  /** The last lines of a container's log, at most maxBytes; '' when there is none (pod gone, never started). */
+  async podLogTail(namespace: string, pod: string, container: string, maxBytes: number): Promise<string> {
+    this.requests++;
+    try {
+      return await this.core.readNamespacedPodLog({ name: pod, namespace, container, tailLines: 50, limitBytes: maxBytes });
+    } catch {
+      return '';
+    }
+  }
+
+  /** A core/v1 Event on target; failures to record are swallowed (events are best effort). */
+  async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const namespace = target.metadata?.namespace;
+    if (!namespace) return;
+    const now = new Date();
+    this.requests++;
+    try {
+      await this.core.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { generateName: `${target.metadata?.name ?? 'sless'}.`, namespace },
+          involvedObject: {
+            apiVersion: target.apiVersion,
+            kind: target.kind,
+            name: target.metadata?.name,
+            namespace,
+            uid: target.metadata?.uid,
+          },
+          type,
+          reason,
+          message: message.slice(0, 1024),
+          source: { component: 'sless-controller' },
+          reportingComponent: 'sless-controller',
+          reportingInstance: 'sless-controller',
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+      });
+    } catch {
+      // best effort: an event that cannot be written must never fail a reconcile
+    }
+  }
+}

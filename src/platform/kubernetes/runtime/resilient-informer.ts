@@ -1,0 +1,109 @@
+// client-node's ListWatch relists after 410 Gone but stops for good on any other error (a dropped
+// connection, an apiserver restart, RBAC hiccups). This wrapper restarts it with exponential backoff,
+// forever, and replays the whole cache every resync period so missed events heal.
+import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ListPromise, type ObjectCache } from '@kubernetes/client-node';
+import { backoffDelay, realTimers, type Timers } from './timers.ts';
+
+export type InformerEvent = 'add' | 'update' | 'delete' | 'resync';
+
+export interface ResilientInformerOptions<T extends KubernetesObject> {
+  readonly kubeConfig: KubeConfig;
+  readonly name: string;
+  /** API path, e.g. `/apis/batch/v1/jobs`. */
+  readonly path: string;
+  readonly list: ListPromise<T>;
+  readonly labelSelector?: string;
+  readonly resyncMs?: number;
+  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  readonly timers?: Timers;
+  readonly onEvent: (event: InformerEvent, obj: T) => void;
+  readonly onError?: (name: string, err: unknown, restartInMs: number) => void;
+  /** For tests: replaces client-node's makeInformer. */
+  readonly makeInformer?: typeof makeInformer;
+}
+
+export class ResilientInformer<T extends KubernetesObject> {
+  private readonly informer: Informer<T> & ObjectCache<T>;
+  private readonly timers: Timers;
+  private failures = 0;
+  private stopped = true;
+  private cancelRestart?: () => void;
+  private cancelResync?: () => void;
+  /** Number of restarts after errors; for tests and metrics. */
+  restarts = 0;
+
+  constructor(private readonly opts: ResilientInformerOptions<T>) {
+    this.timers = opts.timers ?? realTimers;
+    const make = opts.makeInformer ?? makeInformer;
+    this.informer = make<T>(opts.kubeConfig, opts.path, opts.list, opts.labelSelector);
+    this.informer.on('add', (o) => opts.onEvent('add', o));
+    this.informer.on('update', (o) => opts.onEvent('update', o));
+    this.informer.on('delete', (o) => opts.onEvent('delete', o));
+    this.informer.on('connect', () => {
+      this.failures = 0;
+    });
+    this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
+  }
+
+  get(name: string, namespace?: string): T | undefined {
+    return this.informer.get(name, namespace);
+  }
+
+  list(namespace?: string): readonly T[] {
+    return this.informer.list(namespace);
+  }
+
+  /** Resolves after the first successful list (retrying until then). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    for (;;) {
+      try {
+        await this.informer.start();
+        this.failures = 0;
+        break;
+      } catch (err) {
+        if (this.stopped) return;
+        const delay = this.nextDelay();
+        this.opts.onError?.(this.opts.name, err, delay);
+        await new Promise<void>((resolve) => this.timers.after(delay, resolve));
+        if (this.stopped) return;
+      }
+    }
+    this.scheduleResync();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelRestart?.();
+    this.cancelResync?.();
+    await this.informer.stop();
+  }
+
+  private nextDelay(): number {
+    this.failures++;
+    const { baseMs, maxMs } = this.opts.backoff ?? { baseMs: 500, maxMs: 30_000 };
+    return backoffDelay(this.failures, baseMs, maxMs);
+  }
+
+  private scheduleRestart(err: unknown): void {
+    if (this.stopped) return;
+    const delay = this.nextDelay();
+    this.opts.onError?.(this.opts.name, err, delay);
+    this.cancelRestart?.();
+    this.cancelRestart = this.timers.after(delay, () => {
+      if (this.stopped) return;
+      this.restarts++;
+      this.informer.start().catch((e: unknown) => this.scheduleRestart(e));
+    });
+  }
+
+  private scheduleResync(): void {
+    const every = this.opts.resyncMs;
+    if (!every || this.stopped) return;
+    this.cancelResync = this.timers.after(every, () => {
+      if (this.stopped) return;
+      for (const obj of this.informer.list()) this.opts.onEvent('resync', obj);
+      this.scheduleResync();
+    });
+  }
+}

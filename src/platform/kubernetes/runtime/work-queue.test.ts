@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import PQueue from 'p-queue';
+import { FakeTimers } from './fake-timers.ts';
+import { backoffDelay } from './timers.ts';
+import { WorkQueue, type HandlerResult } from './work-queue.ts';
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function setup(handler: (key: string) => Promise<HandlerResult | void>, concurrency = 4) {
+  const timers = new FakeTimers();
+  const pool = new PQueue({ concurrency });
+  const errors: Array<[string, number]> = [];
+  const q = new WorkQueue({
+    name: 't',
+    handler,
+    pool,
+    timers,
+    backoff: { baseMs: 100, maxMs: 1000 },
+    onError: (key, _err, retry) => errors.push([key, retry]),
+  });
+  return { q, timers, pool, errors };
+}
+
+describe('WorkQueue', () => {
+  it('never runs the same key twice at once; adds during a run give exactly one more run', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    let runs = 0;
+    const gate = deferred();
+    const { q, pool } = setup(async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      runs++;
+      if (runs === 1) await gate.promise;
+      running--;
+    });
+    q.add('repo/a');
+    await new Promise((r) => setImmediate(r));
+    q.add('repo/a');
+    q.add('repo/a');
+    q.add('repo/a');
+    gate.resolve();
+    await pool.onIdle();
+    await new Promise((r) => setImmediate(r));
+    await pool.onIdle();
+    assert.equal(maxRunning, 1);
+    assert.equal(runs, 2);
+  });
+
+  it('coalesces adds of a key that is still waiting', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const { q, pool } = setup(async (k) => {
+      seen.push(k);
+      if (k === 'busy') await gate.promise;
+    }, 1);
+    q.add('busy');
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    gate.resolve();
+    await pool.onIdle();
+    assert.deepEqual(seen, ['busy', 'a', 'b']);
+  });
+
+  it('retries failures with exponential backoff and forgets failures after a success', async () => {
+    let calls = 0;
+    const { q, pool, timers, errors } = setup(async () => {
+      calls++;
+      if (calls <= 3) throw new Error('boom');
+    });
+    q.add('k');
+    await pool.onIdle();
+    for (const step of [100, 200, 400]) {
+      assert.deepEqual(timers.scheduled(), [step]);
+      timers.advance(step);
+      await pool.onIdle();
+    }
+    assert.equal(calls, 4);
+    assert.deepEqual(errors.map(([, r]) => r), [100, 200, 400]);
+    assert.deepEqual(timers.scheduled(), []);
+  });
+
+  it('runs again after the delay a handler asks for, keeping the earliest of several delays', async () => {
+    let calls = 0;
+    const { q, pool, timers } = setup(async () => {
+      calls++;
+      return calls === 1 ? { requeueAfterMs: 60_000 } : undefined;
+    });
+    q.add('k');
+    await pool.onIdle();
+    q.add('k', 90_000);
+    q.add('k', 5_000);
+    assert.deepEqual(timers.scheduled(), [5_000]);
+    timers.advance(5_000);
+    await pool.onIdle();
+    assert.equal(calls, 2);
+  });
+
+  it('reports depth and stops taking work after stop()', async () => {
+    const { q, pool } = setup(async () => undefined);
+    q.stop();
+    q.add('x');
+    await pool.onIdle();
+    assert.equal(q.depth(), 0);
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the base and caps at the maximum', () => {
+    assert.deepEqual([1, 2, 3, 4, 10].map((a) => backoffDelay(a, 100, 1000)), [100, 200, 400, 800, 1000]);
+  });
+});
