@@ -1,0 +1,106 @@
+// Cron expressions run in two places: Kubernetes CronJobs (robfig/cron's standard parser) and the
+// local platform (croner). Only the syntax both accept is allowed, so a schedule that validates here
+// behaves the same in `sless dev` and in a cluster: five fields, or one of the descriptors below.
+import { Cron } from 'croner';
+
+const DESCRIPTORS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@hourly'] as const;
+
+interface FieldRule {
+  readonly label: string;
+  readonly min: number;
+  readonly max: number;
+  readonly names?: readonly string[];
+  readonly question?: boolean;
+}
+
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const DAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+
+const FIELDS: readonly FieldRule[] = [
+  { label: 'minute', min: 0, max: 59 },
+  { label: 'hour', min: 0, max: 23 },
+  { label: 'day of month', min: 1, max: 31, question: true },
+  // Month names map to 1..12, day names to 0..6 (robfig has no 7 for Sunday, croner does).
+  { label: 'month', min: 1, max: 12, names: MONTHS },
+  { label: 'day of week', min: 0, max: 6, names: DAYS, question: true },
+];
+
+/** Returns why `expr` is not an acceptable schedule, or undefined when it is. */
+export function checkCron(expr: string, timezone?: string): string | undefined {
+  const trimmed = expr.trim();
+  if (trimmed.startsWith('@')) {
+    if (!(DESCRIPTORS as readonly string[]).includes(trimmed)) {
+      return `unknown descriptor "${trimmed}"; use five fields ("0 3 * * *") or one of ${DESCRIPTORS.join(', ')}`;
+    }
+  } else {
+    const fields = trimmed.split(/\s+/);
+    if (fields.length !== 5) {
+      return `"${expr}" has ${fields.length} field(s); write five: minute hour day-of-month month day-of-week (e.g. "0 3 * * *")`;
+    }
+    for (const [i, field] of fields.entries()) {
+      const rule = FIELDS[i];
+      if (rule === undefined) break;
+      const why = checkField(field, rule);
+      if (why !== undefined) return `${rule.label} field "${field}": ${why}`;
+    }
+  }
+  try {
+    new Cron(trimmed, { paused: true, ...(timezone === undefined ? {} : { timezone }) });
+  } catch (error) {
+    return `"${expr}" is not a valid cron expression: ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+function checkField(field: string, rule: FieldRule): string | undefined {
+  for (const item of field.split(',')) {
+    const [range = '', step, extra] = item.split('/');
+    if (extra !== undefined) return `"${item}" has more than one "/"`;
+    if (step !== undefined && !/^[1-9][0-9]*$/.test(step)) return `step "${step}" must be a positive number`;
+    if (range === '*') continue;
+    if (range === '?') {
+      if (rule.question === true && step === undefined) continue;
+      return `"?" is allowed only alone in the day-of-month and day-of-week fields`;
+    }
+    const bounds = range.split('-');
+    if (bounds.length > 2) return `"${range}" is not a value or a range a-b`;
+    const values: number[] = [];
+    for (const bound of bounds) {
+      const value = valueOf(bound, rule);
+      if (value === undefined) {
+        const names = rule.names === undefined ? '' : ` or a name (${rule.names[0]}..${rule.names.at(-1)})`;
+        const unsupported = /[LW#]/.test(bound) && !rule.names?.some((n) => bound.toUpperCase() === n);
+        const hint = unsupported ? '; L, W and # are not supported by Kubernetes CronJobs' : '';
+        return `"${bound}" is not a number ${rule.min}..${rule.max}${names}${hint}`;
+      }
+      values.push(value);
+    }
+    const [from, to] = values;
+    if (from !== undefined && to !== undefined && from > to) return `range "${range}" runs backwards`;
+  }
+  return undefined;
+}
+
+function valueOf(token: string, rule: FieldRule): number | undefined {
+  if (/^[0-9]+$/.test(token)) {
+    const n = Number(token);
+    return n >= rule.min && n <= rule.max ? n : undefined;
+  }
+  const index = rule.names?.indexOf(token.toUpperCase()) ?? -1;
+  if (index < 0) return undefined;
+  return rule.label === 'month' ? index + 1 : index;
+}
+
+/** Returns why `zone` is not an IANA time zone name, or undefined when it is. */
+export function checkTimezone(zone: string): string | undefined {
+  // Intl also takes offsets such as "+03:00", which Kubernetes' CronJob.spec.timeZone refuses.
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone)) {
+    return `"${zone}" is not an IANA time zone name such as "Europe/Moscow" or "UTC"`;
+  }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+  } catch {
+    return `unknown time zone "${zone}"; use an IANA name such as "Europe/Moscow" or "UTC"`;
+  }
+  return undefined;
+}

@@ -1,0 +1,211 @@
+// The function.yaml schema (CONTRACT.md §1) in zod 4. Objects are strict: an unknown key is an error,
+// because a misspelt key (`memory: 512`) silently ignored is worse than a failed sync.
+import { posix } from 'node:path';
+import { z } from 'zod';
+import { RUNTIMES, type Runtime } from './types.ts';
+import { checkCron, checkTimezone } from './check-cron.ts';
+
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PY_IDENT = '[A-Za-z_][A-Za-z0-9_]*';
+const JS_IDENT = '[A-Za-z_$][A-Za-z0-9_$]*';
+const PY_ENTRYPOINT = new RegExp(`^${PY_IDENT}(\\.${PY_IDENT})+$`);
+// "<file>.<export>": the file may sit in a subfolder and carry its extension (lib/api.mjs.handle).
+const NODE_ENTRYPOINT = new RegExp(`^[A-Za-z0-9_@][A-Za-z0-9_@./-]*\\.${JS_IDENT}$`);
+
+export const FUNCTION_NAME_MAX = 53;
+
+/** Why `name` cannot name a function, or undefined. Shared by `name:` and the directory-name default. */
+export function checkFunctionName(name: string): string | undefined {
+  if (name.length > FUNCTION_NAME_MAX) return `"${name}" is longer than ${FUNCTION_NAME_MAX} characters`;
+  if (!DNS_LABEL.test(name)) {
+    return `"${name}" is not a DNS-1123 label: use lowercase letters, digits and "-", starting and ending with a letter or digit`;
+  }
+  return undefined;
+}
+
+const dnsLabel = (what: string) =>
+  z.string().superRefine((v, ctx) => {
+    if (v.length > 63 || !DNS_LABEL.test(v)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${what} "${v}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)`,
+      });
+    }
+  });
+
+const intIn = (min: number, max: number) =>
+  z
+    .int({ error: `must be a whole number from ${min} to ${max}` })
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+
+/** Repo-relative path: no absolute paths, no backslashes, no `..` leaving the repository. */
+const repoPath = z.string().transform((raw, ctx) => {
+  const fail = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  if (raw.includes('\\') || raw.includes('\0')) return fail(`"${raw}" must use "/" as separator`);
+  if (raw.startsWith('/')) return fail(`"${raw}" is absolute; write it relative to the repository root`);
+  const normal = posix.normalize(raw).replace(/\/+$/, '');
+  if (normal === '..' || normal.startsWith('../')) return fail(`"${raw}" leaves the repository`);
+  if (normal === '.' || normal === '')
+    return fail(`"${raw}" names the whole repository; name a folder or file in it`);
+  return normal;
+});
+
+/** Plain JSON only: YAML's .inf/.nan have no JSON form and would reach handlers as null. */
+const jsonValue = z.unknown().superRefine((value, ctx) => {
+  const walk = (v: unknown, path: (string | number)[]): void => {
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      ctx.addIssue({ code: 'custom', path, message: `${String(v)} has no JSON form` });
+    } else if (Array.isArray(v)) v.forEach((item, i) => walk(item, [...path, i]));
+    else if (v !== null && typeof v === 'object')
+      for (const [k, item] of Object.entries(v)) walk(item, [...path, k]);
+  };
+  walk(value, []);
+});
+
+/**
+ * A cross-field refinement normally runs only when the whole object is valid; this lets it run when
+ * just the fields it reads are, so one pass reports every problem of a file.
+ */
+function fieldsValid(...fields: string[]) {
+  return (payload: z.core.ParsePayload): boolean =>
+    typeof payload.value === 'object' &&
+    payload.value !== null &&
+    !payload.issues.some((issue) => {
+      const head = issue.path?.[0];
+      return head === undefined ? issue.code !== 'unrecognized_keys' : fields.includes(String(head));
+    });
+}
+
+/** Adds an issue at `[i, 'name']` to every item whose name an earlier item already used. */
+function uniqueNames(what: string) {
+  return (items: readonly { name: string }[], ctx: z.core.$RefinementCtx<readonly { name: string }[]>) => {
+    const seen = new Map<string, number>();
+    items.forEach((item, i) => {
+      const first = seen.get(item.name);
+      if (first === undefined) seen.set(item.name, i);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `${what} name "${item.name}" is already used by ${what}s[${first}]; names must be unique within the function`,
+        });
+      }
+    });
+  };
+}
+
+const scheduleShape = z.strictObject({
+  name: dnsLabel('schedule name'),
+  cron: z.string(),
+  timezone: z.string().optional(),
+  event: jsonValue.optional(),
+});
+const schedule = scheduleShape.superRefine(
+  (s, ctx) => {
+    const zoneProblem = s.timezone === undefined ? undefined : checkTimezone(s.timezone);
+    if (zoneProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['timezone'], message: zoneProblem });
+    const cronProblem = checkCron(s.cron, zoneProblem === undefined ? s.timezone : undefined);
+    if (cronProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['cron'], message: cronProblem });
+  },
+  { when: fieldsValid('cron', 'timezone') },
+);
+
+const job = z.strictObject({
+  name: dnsLabel('job name'),
+  run_id: z
+    .int({ error: 'must be a whole number >= 0; raise it to run the job again' })
+    .min(0, 'must be >= 0 (0 means "do not run")'),
+  event: jsonValue.optional(),
+});
+
+const envName = z.string().superRefine((k, ctx) => {
+  if (!ENV_NAME.test(k)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${k}" is not a valid environment variable name (A-Z, a-z, 0-9, _)`,
+    });
+  } else if (k === 'PORT' || k.startsWith('SLESS_')) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${k}" is reserved for the sless runtime; choose another name`,
+    });
+  }
+});
+
+export const manifestSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .superRefine((name, ctx) => {
+        const why = checkFunctionName(name);
+        if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+      })
+      .optional(),
+    runtime: z.enum(RUNTIMES, { error: `must be one of ${RUNTIMES.join(', ')}` }),
+    entrypoint: z.string().optional(),
+    memory_mb: intIn(64, 8192).default(128),
+    timeout_sec: intIn(1, 900).default(30),
+    env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' })).default({}),
+    env_from_secrets: z
+      .array(
+        z
+          .string()
+          .max(253)
+          .regex(DNS_SUBDOMAIN, 'must be a Secret name: lowercase letters, digits, "-" and "."'),
+      )
+      .superRefine((secrets, ctx) => {
+        secrets.forEach((secret, i) => {
+          if (secrets.indexOf(secret) !== i)
+            ctx.addIssue({ code: 'custom', path: [i], message: `"${secret}" is listed twice` });
+        });
+      })
+      .default([]),
+    include: z.array(repoPath).default([]),
+    ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
+    http: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+    schedules: z.array(schedule).superRefine(uniqueNames('schedule')).default([]),
+    jobs: z.array(job).superRefine(uniqueNames('job')).default([]),
+  })
+  .superRefine(
+    (m, ctx) => {
+      if (m.entrypoint === undefined) return;
+      const why = checkEntrypoint(m.runtime, m.entrypoint);
+      if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['entrypoint'], message: why });
+    },
+    { when: fieldsValid('runtime', 'entrypoint') },
+  );
+
+/** The keys each mapping may hold, for "unknown key" messages; keyed by the path with indexes dropped. */
+export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
+  '': Object.keys(manifestSchema.shape),
+  http: ['enabled'],
+  schedules: Object.keys(scheduleShape.shape),
+  jobs: Object.keys(job.shape),
+};
+
+export type RawManifest = z.output<typeof manifestSchema>;
+
+export const DEFAULT_ENTRYPOINT = 'handler.handle';
+
+export function checkEntrypoint(runtime: Runtime, entrypoint: string): string | undefined {
+  if (runtime.startsWith('python')) {
+    return PY_ENTRYPOINT.test(entrypoint)
+      ? undefined
+      : `"${entrypoint}" is not "<module>.<function>" (e.g. handler.handle or pkg.api.handle)`;
+  }
+  if (runtime.startsWith('nodejs')) {
+    const file = entrypoint.slice(0, entrypoint.lastIndexOf('.'));
+    const escapes = file.split('/').some((part) => part === '..' || part === '');
+    return NODE_ENTRYPOINT.test(entrypoint) && !escapes
+      ? undefined
+      : `"${entrypoint}" is not "<file>.<export>" inside the function folder (e.g. handler.handle or lib/api.handle)`;
+  }
+  // Go builds one binary per function; the entrypoint is ignored (CONTRACT.md §1).
+  return undefined;
+}
