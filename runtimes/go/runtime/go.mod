@@ -1,0 +1,3 @@
+module sless.local/runtime
+
+go 1.23
