@@ -1,0 +1,212 @@
+// Fetches one branch of one repository over HTTP(S) into a persistent bare cache and hands out the
+// head commit as a SourceTree. Per sync: ls-remote first (one small request) and no fetch at all
+// when the remote head is already cached; otherwise a shallow, single-branch, incremental fetch
+// (depth 1 relative to what the cache holds: FIELD-NOTES measured a plain depth-1 fetch re-sending
+// the whole pack every time). Force-pushes need nothing special: the new head is fetched like any
+// other. Incremental fetches add one small pack each; past MAX_PACKS the cache is rebuilt from a
+// fresh clone, which bounds disk use and lookup cost. Syncs of one cache directory are serialised.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import { createGitHttp } from './git-http.ts';
+import type { GitHttpOptions } from './git-http.ts';
+import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
+import { GitTree, TreeMemo } from './git-tree.ts';
+
+export type GitAuth = { readonly token: string } | { readonly username: string; readonly password: string };
+
+export interface GitSourceLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface GitSourceOptions {
+  /** Clone URL (http or https). Credentials inside it are used when `auth` is not given, and never logged. */
+  readonly url: string;
+  readonly branch?: string;
+  /** Folder for cache repositories; each repository+branch gets its own subfolder. */
+  readonly cacheDir: string;
+  readonly auth?: GitAuth;
+  readonly logger?: GitSourceLogger;
+  readonly http?: GitHttpOptions;
+}
+
+export interface SyncResult {
+  /** Commit SHA of the branch head. */
+  readonly revision: string;
+  readonly tree: GitTree;
+  /** False when the cached head was already current (no fetch happened). */
+  readonly fetched: boolean;
+}
+
+const MAX_PACKS = 64;
+const locks = new Map<string, Promise<unknown>>();
+
+/** Runs `fn` after every earlier call with the same key has settled. */
+function serialised<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = locks.get(key) ?? Promise.resolve();
+  const next = prev.then(fn, fn);
+  const tail = next.catch(() => undefined);
+  locks.set(key, tail);
+  void tail.then(() => {
+    if (locks.get(key) === tail) locks.delete(key);
+  });
+  return next;
+}
+
+/** The Authorization header for git over HTTP: basic auth, tokens as the password (GitHub, Gitea, GitLab accept that). */
+export function authorizationHeader(auth: GitAuth | undefined): string | undefined {
+  if (!auth) return undefined;
+  const [user, pass] = 'token' in auth ? ['x-access-token', auth.token] : [auth.username, auth.password];
+  return `Basic ${Buffer.from(`${user}:${pass}`, 'utf8').toString('base64')}`;
+}
+
+function splitCredentials(url: string): { url: string; auth?: GitAuth } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch (err) {
+    throw new GitSourceError('not-git', `"${redactUrl(url)}" is not a valid URL; give the repository's http(s) clone URL`, { cause: err });
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new GitSourceError('not-git', `${redactUrl(url)}: only http:// and https:// git URLs are supported`);
+  }
+  if (!u.username && !u.password) return { url };
+  const auth = { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  u.username = '';
+  u.password = '';
+  return { url: u.toString(), auth };
+}
+
+export class GitSource {
+  readonly url: string;
+  readonly branch: string;
+  readonly gitdir: string;
+  private readonly headers: Record<string, string>;
+  private readonly http: ReturnType<typeof createGitHttp>;
+  private cache: object = {};
+  private readonly memo = new TreeMemo();
+  private logger: GitSourceLogger | undefined;
+  private rebuildNext = false;
+
+  constructor(options: GitSourceOptions) {
+    const split = splitCredentials(options.url);
+    this.url = split.url;
+    this.branch = options.branch ?? 'main';
+    const auth = options.auth ?? split.auth;
+    const authorization = authorizationHeader(auth);
+    this.headers = authorization ? { authorization } : {};
+    const key = createHash('sha256').update(`${this.url}#${this.branch}`).digest('hex').slice(0, 16);
+    this.gitdir = path.join(path.resolve(options.cacheDir), `${key}.git`);
+    this.http = createGitHttp(options.http);
+    this.logger = options.logger;
+  }
+
+  /** Brings the cache up to the branch head and returns it. Throws GitSourceError. */
+  sync(): Promise<SyncResult> {
+    return serialised(this.gitdir, () => this.syncLocked());
+  }
+
+  /** Closes idle connections. */
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+
+  private async syncLocked(): Promise<SyncResult> {
+    if (this.rebuildNext) await this.resetCache();
+    await this.ensureRepo();
+    const remoteHead = await this.remoteHead();
+    const ref = `refs/remotes/origin/${this.branch}`;
+    const cached = await git.resolveRef({ fs, gitdir: this.gitdir, ref }).catch(() => undefined);
+    let revision = remoteHead;
+    let fetched = false;
+    if (cached !== remoteHead || !(await this.hasCommit(remoteHead))) {
+      revision = await this.fetch().catch(async (err: unknown) => {
+        if (err instanceof GitSourceError && err.reason !== 'fetch-failed') throw err;
+        // A cache that isomorphic-git can no longer fetch into (interrupted write, odd shallow state):
+        // start over from a fresh shallow clone once before giving up.
+        this.logger?.warn('git fetch into the cache failed; rebuilding the cache', { url: this.url, error: String(err) });
+        await this.resetCache();
+        await this.ensureRepo();
+        return this.fetch();
+      });
+      fetched = true;
+      if (await this.packCount() > MAX_PACKS) this.rebuildNext = true;
+    }
+    this.memo.rotate();
+    return { revision, fetched, tree: new GitTree({ gitdir: this.gitdir, commit: revision, cache: this.cache, memo: this.memo }) };
+  }
+
+  private async ensureRepo(): Promise<void> {
+    if (fs.existsSync(path.join(this.gitdir, 'config'))) return;
+    await mkdir(this.gitdir, { recursive: true });
+    await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: this.branch });
+    // A bare repo needs a remote before fetch, else NoRefspecError (FIELD-NOTES).
+    await git.addRemote({ fs, gitdir: this.gitdir, remote: 'origin', url: this.url, force: true });
+  }
+
+  private async resetCache(): Promise<void> {
+    this.rebuildNext = false;
+    this.cache = {};
+    await rm(this.gitdir, { recursive: true, force: true });
+  }
+
+  private async remoteHead(): Promise<string> {
+    let info;
+    try {
+      info = await git.getRemoteInfo({ http: this.http, url: this.url, headers: this.headers });
+    } catch (err) {
+      throw classifyGitError(err, redactUrl(this.url), 'ls-remote');
+    }
+    const head = (info.refs as { heads?: Record<string, string> } | undefined)?.heads?.[this.branch];
+    if (!head) {
+      throw new GitSourceError(
+        'branch-not-found',
+        `branch "${this.branch}" does not exist in ${redactUrl(this.url)} (deleted, or never pushed); push it or fix spec.branch`,
+      );
+    }
+    return head;
+  }
+
+  private async fetch(): Promise<string> {
+    let result;
+    try {
+      result = await git.fetch({
+        fs,
+        http: this.http,
+        gitdir: this.gitdir,
+        url: this.url,
+        remote: 'origin',
+        ref: this.branch,
+        singleBranch: true,
+        depth: 1,
+        relative: true,
+        tags: false,
+        headers: this.headers,
+        cache: this.cache,
+      });
+    } catch (err) {
+      throw classifyGitError(err, redactUrl(this.url), 'fetch');
+    }
+    if (!result.fetchHead) {
+      throw new GitSourceError('branch-not-found', `branch "${this.branch}" vanished from ${redactUrl(this.url)} during the fetch; will retry`);
+    }
+    return result.fetchHead;
+  }
+
+  private async hasCommit(oid: string): Promise<boolean> {
+    try {
+      await git.readCommit({ fs, gitdir: this.gitdir, oid, cache: this.cache });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async packCount(): Promise<number> {
+    const files = await readdir(path.join(this.gitdir, 'objects', 'pack')).catch(() => []);
+    return files.filter((f) => f.endsWith('.pack')).length;
+  }
+}

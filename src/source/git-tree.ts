@@ -1,0 +1,95 @@
+// SourceTree over a commit in a (bare) git repository, read with isomorphic-git. Reads trees only:
+// blob ids come from the tree entries, so code_hash needs no blob reads. Trees are memoised by oid
+// in a TreeMemo that the owner keeps across syncs, so a sync after a one-file push re-reads only
+// the handful of trees on that file's path.
+import fs from 'node:fs';
+import git from 'isomorphic-git';
+import type { SourceTree, TreeEntry, TreeEntryMode } from './source-tree.ts';
+
+/** Trees by oid, in two generations: what the last sync touched survives the next one, the rest is dropped. */
+export class TreeMemo {
+  private current = new Map<string, readonly TreeEntry[]>();
+  private previous = new Map<string, readonly TreeEntry[]>();
+
+  get(oid: string): readonly TreeEntry[] | undefined {
+    const hit = this.current.get(oid);
+    if (hit) return hit;
+    const old = this.previous.get(oid);
+    if (old) this.current.set(oid, old);
+    return old;
+  }
+
+  set(oid: string, entries: readonly TreeEntry[]): void {
+    this.current.set(oid, entries);
+  }
+
+  /** Starts a new generation; call once per sync. */
+  rotate(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+}
+
+export interface GitTreeOptions {
+  readonly gitdir: string;
+  readonly commit: string;
+  /** isomorphic-git's cache object, shared by every call on this repository. */
+  readonly cache: object;
+  readonly memo: TreeMemo;
+}
+
+const MODES = new Set<string>(['100644', '100755', '120000', '040000', '160000']);
+
+export class GitTree implements SourceTree {
+  readonly revision: string;
+  private readonly dirOids = new Map<string, Promise<string | undefined>>();
+
+  constructor(private readonly opts: GitTreeOptions) {
+    this.revision = opts.commit;
+  }
+
+  async readDir(dirPath: string): Promise<readonly TreeEntry[] | undefined> {
+    const oid = await this.dirOid(dirPath);
+    return oid === undefined ? undefined : this.readTreeOid(oid);
+  }
+
+  async readBlob(_filePath: string, oid: string): Promise<Buffer> {
+    const { blob } = await git.readBlob({ fs, gitdir: this.opts.gitdir, oid, cache: this.opts.cache });
+    return Buffer.from(blob);
+  }
+
+  private dirOid(dirPath: string): Promise<string | undefined> {
+    let p = this.dirOids.get(dirPath);
+    if (!p) {
+      p = this.resolveDirOid(dirPath);
+      this.dirOids.set(dirPath, p);
+    }
+    return p;
+  }
+
+  private async resolveDirOid(dirPath: string): Promise<string | undefined> {
+    if (dirPath === '') {
+      const { commit } = await git.readCommit({ fs, gitdir: this.opts.gitdir, oid: this.opts.commit, cache: this.opts.cache });
+      return commit.tree;
+    }
+    const slash = dirPath.lastIndexOf('/');
+    const parent = slash < 0 ? '' : dirPath.slice(0, slash);
+    const name = dirPath.slice(slash + 1);
+    const entries = await this.readDir(parent);
+    const entry = entries?.find((e) => e.name === name);
+    return entry?.mode === '040000' ? entry.oid : undefined;
+  }
+
+  private async readTreeOid(oid: string): Promise<readonly TreeEntry[]> {
+    const hit = this.opts.memo.get(oid);
+    if (hit) return hit;
+    const { tree } = await git.readTree({ fs, gitdir: this.opts.gitdir, oid, cache: this.opts.cache });
+    const entries = tree.map((e): TreeEntry => {
+      // isomorphic-git normalises modes to these; anything else would be a corrupt tree.
+      const mode = MODES.has(e.mode) ? (e.mode as TreeEntryMode) : '100644';
+      return { name: e.path, mode, oid: e.oid };
+    });
+    this.opts.memo.set(oid, entries);
+    return entries;
+  }
+}
