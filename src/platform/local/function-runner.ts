@@ -1,0 +1,203 @@
+// Keeps each function's live process matching what it should be: prepares the folder for its build
+// key (reused when present), starts a new process when the build or the deploy settings changed,
+// switches the endpoint once the new process is healthy and only then stops the old one (after a
+// short drain), so a code or config change never fails a request. One change per function at a time.
+import { createHash } from 'node:crypto';
+import type { Runtime } from '../../manifest/types.ts';
+import type { CodeFile } from '../types.ts';
+import { childBaseEnv, type ChildGroup, type CommandSpec } from './child-group.ts';
+import type { Logger } from './logger.ts';
+import type { LocalRuntimes } from './ports.ts';
+import { buildKeyOf, type FunctionPreparer } from './prepare-function.ts';
+import { SupervisedProcess } from './supervised-process.ts';
+
+/** Everything a running version depends on. */
+export interface DeploySpec {
+  readonly namespace: string;
+  readonly name: string;
+  readonly runtime: Runtime;
+  readonly entrypoint: string;
+  readonly timeoutSec: number;
+  readonly memoryMb: number;
+  readonly env: Readonly<Record<string, string>>;
+  readonly httpEnabled: boolean;
+  readonly codeHash: string;
+}
+
+export type DeployOutcome =
+  | { readonly kind: 'unchanged' }
+  | { readonly kind: 'started'; readonly built: boolean; readonly buildKey: string }
+  | { readonly kind: 'disabled'; readonly buildKey: string }
+  | { readonly kind: 'failed'; readonly buildKey?: string; readonly message: string; readonly stillServing: boolean };
+
+interface Live {
+  readonly deployKey: string;
+  readonly buildKey: string;
+  readonly process?: SupervisedProcess;
+}
+
+export interface FunctionRunnerOptions {
+  readonly runtimes: LocalRuntimes;
+  readonly preparer: FunctionPreparer;
+  readonly children: ChildGroup;
+  readonly logger: Logger;
+  /** The environment children start from (ours minus secrets). */
+  readonly baseEnv?: Readonly<Record<string, string>>;
+  /** How long the old process keeps running after the switch, for requests already sent to it. */
+  readonly drainMs?: number;
+  readonly healthTimeoutMs?: number;
+}
+
+function deployKeyOf(spec: DeploySpec, buildKey: string): string {
+  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : 1));
+  return createHash('sha256')
+    .update(JSON.stringify([buildKey, spec.entrypoint, spec.timeoutSec, spec.memoryMb, spec.httpEnabled, env]))
+    .digest('hex');
+}
+
+export class FunctionRunner {
+  readonly #opts: FunctionRunnerOptions;
+  readonly #live = new Map<string, Live>();
+  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #draining = new Set<Promise<void>>();
+  readonly #baseEnv: Readonly<Record<string, string>>;
+
+  constructor(opts: FunctionRunnerOptions) {
+    this.#opts = opts;
+    this.#baseEnv = opts.baseEnv ?? childBaseEnv(process.env);
+  }
+
+  buildKeyOf(spec: Pick<DeploySpec, 'runtime' | 'codeHash'>): string {
+    return buildKeyOf({ runtime: spec.runtime, codeHash: spec.codeHash, runtimeVersion: this.#opts.runtimes.versionOf(spec.runtime) });
+  }
+
+  /** The base URL of the healthy process serving this function, if any. */
+  baseUrl(namespace: string, name: string): string | undefined {
+    return this.#live.get(`${namespace}/${name}`)?.process?.baseUrl;
+  }
+
+  /** A short word on why there is no base URL (for 503 answers). */
+  processState(namespace: string, name: string): string {
+    const live = this.#live.get(`${namespace}/${name}`);
+    if (!live) return 'not started';
+    if (!live.process) return 'http disabled';
+    return live.process.state === 'restarting' ? `restarting after a crash (${live.process.lastError})` : live.process.state;
+  }
+
+  pids(): number[] {
+    return this.#opts.children.pids();
+  }
+
+  /** Serialises work per function: a second change waits for the first. */
+  #locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#locks.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const settled = next.catch(() => undefined);
+    this.#locks.set(key, settled);
+    void settled.then(() => {
+      if (this.#locks.get(key) === settled) this.#locks.delete(key);
+    });
+    return next;
+  }
+
+  /** The command that runs this version: serve on `port`, or once with SLESS_MODE=job. */
+  commandFor(spec: DeploySpec, appDir: string, port: number): CommandSpec {
+    const env: Record<string, string> = {
+      ...this.#baseEnv,
+      ...spec.env,
+      PORT: String(port),
+      SLESS_FUNCTION_DIR: appDir,
+      SLESS_ENTRYPOINT: spec.entrypoint,
+      SLESS_FUNCTION_NAME: spec.name,
+      SLESS_NAMESPACE: spec.namespace,
+      SLESS_TIMEOUT_SEC: String(spec.timeoutSec),
+    };
+    return this.#opts.runtimes.command(spec.runtime, appDir, { port, entrypoint: spec.entrypoint, env });
+  }
+
+  appDirOf(buildKey: string): string {
+    return this.#opts.preparer.dirOf(buildKey).appDir;
+  }
+
+  /**
+   * Makes the function run `spec`. `files` is only read when the folder for its build key must be built.
+   * `onBuilding` is called before a real build starts (not for a reused folder).
+   */
+  deploy(
+    spec: DeploySpec,
+    files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>,
+    onBuilding?: () => void,
+  ): Promise<DeployOutcome> {
+    const key = `${spec.namespace}/${spec.name}`;
+    return this.#locked(key, async () => {
+      const buildKey = this.buildKeyOf(spec);
+      const deployKey = deployKeyOf(spec, buildKey);
+      const current = this.#live.get(key);
+      if (current?.deployKey === deployKey && (current.process ? current.process.state !== 'stopped' : true)) {
+        return { kind: 'unchanged' };
+      }
+      const stillServing = current?.process?.baseUrl !== undefined;
+      let built = false;
+      try {
+        if (!(await this.#opts.preparer.isPrepared(buildKey))) onBuilding?.();
+        const prepared = await this.#opts.preparer.prepare({
+          buildKey,
+          files,
+          label: key,
+          installSteps: (appDir, names) => this.#opts.runtimes.installSteps(spec.runtime, appDir, names),
+        });
+        built = prepared.built;
+      } catch (err) {
+        return { kind: 'failed', buildKey, message: `build failed: ${(err as Error).message}`, stillServing };
+      }
+      if (!spec.httpEnabled) {
+        this.#live.set(key, { deployKey, buildKey });
+        this.#retire(current);
+        return { kind: 'disabled', buildKey };
+      }
+      const appDir = this.appDirOf(buildKey);
+      const proc = new SupervisedProcess({
+        label: key,
+        command: (port) => this.commandFor(spec, appDir, port),
+        children: this.#opts.children,
+        logger: this.#opts.logger,
+        healthTimeoutMs: this.#opts.healthTimeoutMs,
+      });
+      try {
+        await proc.start();
+      } catch (err) {
+        return { kind: 'failed', buildKey, message: (err as Error).message, stillServing };
+      }
+      this.#live.set(key, { deployKey, buildKey, process: proc });
+      this.#retire(current);
+      return { kind: 'started', built, buildKey };
+    });
+  }
+
+  /** Stops the function's process (it then answers 404 or 503, as the caller's records say). */
+  remove(namespace: string, name: string): Promise<void> {
+    const key = `${namespace}/${name}`;
+    return this.#locked(key, async () => {
+      const current = this.#live.get(key);
+      this.#live.delete(key);
+      await current?.process?.stop();
+    });
+  }
+
+  #retire(old: Live | undefined): void {
+    if (!old?.process) return;
+    const proc = old.process;
+    const p = new Promise<void>((r) => setTimeout(r, this.#opts.drainMs ?? 1000))
+      .then(() => proc.stop())
+      .finally(() => this.#draining.delete(p));
+    this.#draining.add(p);
+  }
+
+  /** Stops every process, including those still draining. */
+  async close(): Promise<void> {
+    const procs = [...this.#live.values()].map((l) => l.process).filter((p): p is SupervisedProcess => p !== undefined);
+    this.#live.clear();
+    await Promise.all([...procs.map((p) => p.stop()), ...this.#draining]);
+    await this.#opts.children.stopAll();
+  }
+}

@@ -1,0 +1,91 @@
+// `sless dev --repo` takes three kinds of source; each becomes a RepositoryReader that yields a
+// Snapshot built by the same code as the controller (SnapshotBuilder over a SourceTree):
+//   - a git URL (http, https): fetched with GitSource into a cache under the data dir;
+//   - a local git repository: the committed tree of the branch (default: the checked-out branch),
+//     read straight from its .git — what is committed is what runs, as with a remote;
+//   - a plain folder: its working tree as it is on disk (edit, save, the next poll serves it).
+import { existsSync, statSync } from 'node:fs';
+import fs from 'node:fs';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import { SnapshotBuilder } from '../../source/build-snapshot.ts';
+import { GitSource } from '../../source/git-source.ts';
+import { redactUrl } from '../../source/git-source-error.ts';
+import { GitTree, TreeMemo } from '../../source/git-tree.ts';
+import { readFunctionFiles } from '../../source/read-function-files.ts';
+import type { SourceTree } from '../../source/source-tree.ts';
+import { WorkTree } from '../../source/work-tree.ts';
+import type { Logger } from './logger.ts';
+import type { RepositoryRead, RepositoryReader } from './ports.ts';
+
+export interface OpenRepositoryOptions {
+  /** URL, path of a local git repository, or path of a plain folder. */
+  readonly repo: string;
+  /** Default: `main` for URLs, the checked-out branch for a local repository. */
+  readonly branch?: string;
+  readonly path: string;
+  /** Where a fetched repository is cached. */
+  readonly cacheDir: string;
+  readonly logger: Logger;
+}
+
+export function isGitUrl(repo: string): boolean {
+  return /^(https?|git|ssh|file):\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
+}
+
+function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree): Promise<RepositoryRead> {
+  return snapshots.build(tree, { path: watched }).then((snapshot) => ({
+    snapshot,
+    files: (entry) => readFunctionFiles(tree, entry),
+  }));
+}
+
+export async function openRepository(opts: OpenRepositoryOptions): Promise<RepositoryReader> {
+  const snapshots = new SnapshotBuilder();
+  if (isGitUrl(opts.repo)) {
+    const branch = opts.branch ?? 'main';
+    const source = new GitSource({ url: opts.repo, branch, cacheDir: opts.cacheDir });
+    return {
+      displayUrl: redactUrl(opts.repo),
+      branch,
+      path: opts.path,
+      async read() {
+        const { tree } = await source.sync();
+        return readerOver(snapshots, opts.path, tree);
+      },
+      close: () => source.close(),
+    };
+  }
+
+  const root = path.resolve(opts.repo);
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    throw new Error(`--repo ${opts.repo}: no such folder and not a git URL; give a git URL, a local git repository or a folder`);
+  }
+  if (existsSync(path.join(root, '.git'))) {
+    const branch = opts.branch ?? (await git.currentBranch({ fs, dir: root, fullname: false })) ?? 'main';
+    const gitdir = path.join(root, '.git');
+    const cache = {};
+    const memo = new TreeMemo();
+    return {
+      displayUrl: root,
+      branch,
+      path: opts.path,
+      async read() {
+        let commit: string;
+        try {
+          commit = await git.resolveRef({ fs, gitdir, ref: `refs/heads/${branch}` });
+        } catch (err) {
+          throw new Error(`${root} has no branch "${branch}"; commit to it or pass --branch`, { cause: err });
+        }
+        memo.rotate();
+        return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }));
+      },
+    };
+  }
+  return {
+    displayUrl: root,
+    branch: opts.branch ?? 'main',
+    path: opts.path,
+    read: () => readerOver(snapshots, opts.path, new WorkTree(root)),
+  };
+}

@@ -1,0 +1,146 @@
+// The local "build": a function's code laid out under <data-dir>/builds/<build key>/ with its
+// dependencies installed. Content-addressed: the same code, runtime and runtime version give the
+// same key, so a restart of `sless dev`, a redeploy or a second function with the same code reuses the
+// folder instead of building again. A folder is built under a temporary name and renamed into place
+// when complete, so a half-built folder is never used.
+//
+//   builds/<key>/source/   the code exactly as hashed (what /v1 .../source returns)
+//   builds/<key>/app/      the code plus installed dependencies (what the runtime server runs)
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CodeFile } from '../types.ts';
+import type { ChildGroup, CommandSpec } from './child-group.ts';
+import type { Logger } from './logger.ts';
+
+export interface PreparedFunction {
+  readonly buildKey: string;
+  readonly dir: string;
+  readonly sourceDir: string;
+  readonly appDir: string;
+  /** False when an existing folder was reused. */
+  readonly built: boolean;
+}
+
+export interface PrepareRequest {
+  readonly buildKey: string;
+  /** Paths relative to the function folder; included files start with "/" + their repo path. */
+  readonly files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>;
+  /** Dependency installs to run in the app folder (may be empty). */
+  readonly installSteps: (appDir: string, files: readonly string[]) => readonly CommandSpec[];
+  readonly label: string;
+}
+
+/** The build key: everything that makes a prepared folder different. */
+export function buildKeyOf(parts: { runtime: string; codeHash: string; runtimeVersion: string }): string {
+  return createHash('sha256').update(`${parts.runtime}\n${parts.codeHash}\n${parts.runtimeVersion}\n`).digest('hex').slice(0, 32);
+}
+
+/** Where a file lands inside the function folder: included files keep their repository path. */
+export function placeOf(filePath: string): string {
+  const rel = filePath.startsWith('/') ? filePath.slice(1) : filePath;
+  const parts = rel.split('/');
+  if (rel === '' || parts.some((p) => p === '' || p === '.' || p === '..')) {
+    throw new Error(`refusing to write "${filePath}": not a plain relative path`);
+  }
+  return parts.join(path.sep);
+}
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+export class FunctionPreparer {
+  readonly #buildsDir: string;
+  readonly #children: ChildGroup;
+  readonly #logger: Logger;
+  readonly #inFlight = new Map<string, Promise<PreparedFunction>>();
+
+  constructor(opts: { dataDir: string; children: ChildGroup; logger: Logger }) {
+    this.#buildsDir = path.join(opts.dataDir, 'builds');
+    this.#children = opts.children;
+    this.#logger = opts.logger;
+  }
+
+  dirOf(buildKey: string): { dir: string; sourceDir: string; appDir: string } {
+    const dir = path.join(this.#buildsDir, buildKey);
+    return { dir, sourceDir: path.join(dir, 'source'), appDir: path.join(dir, 'app') };
+  }
+
+  async isPrepared(buildKey: string): Promise<boolean> {
+    return exists(path.join(this.dirOf(buildKey).dir, '.ready'));
+  }
+
+  /** Reuses the folder for this key when complete, else builds it (once, however many ask). */
+  prepare(req: PrepareRequest): Promise<PreparedFunction> {
+    const running = this.#inFlight.get(req.buildKey);
+    if (running) return running;
+    const p = this.#prepare(req).finally(() => this.#inFlight.delete(req.buildKey));
+    this.#inFlight.set(req.buildKey, p);
+    return p;
+  }
+
+  async #prepare(req: PrepareRequest): Promise<PreparedFunction> {
+    const final = this.dirOf(req.buildKey);
+    if (await this.isPrepared(req.buildKey)) return { buildKey: req.buildKey, ...final, built: false };
+    const tmp = path.join(this.#buildsDir, `.tmp-${req.buildKey}-${randomBytes(4).toString('hex')}`);
+    const sourceDir = path.join(tmp, 'source');
+    const appDir = path.join(tmp, 'app');
+    try {
+      const written: string[] = [];
+      await mkdir(sourceDir, { recursive: true });
+      for await (const f of req.files()) {
+        const rel = placeOf(f.path);
+        const target = path.join(sourceDir, rel);
+        await mkdir(path.dirname(target), { recursive: true });
+        if (f.mode === '120000') await symlink(f.content.toString('utf8'), target);
+        else {
+          await writeFile(target, f.content);
+          if (f.mode === '100755') await chmod(target, 0o755);
+        }
+        written.push(rel.split(path.sep).join('/'));
+      }
+      await cp(sourceDir, appDir, { recursive: true, verbatimSymlinks: true });
+      for (const step of req.installSteps(appDir, written)) {
+        this.#logger.info(`${req.label}: ${step.command} ${step.args.join(' ')}`);
+        const child = this.#children.spawn({ ...step, cwd: step.cwd || appDir }, { label: req.label, logger: this.#logger, quiet: true });
+        const status = await child.exited;
+        if (status.code !== 0) {
+          throw new Error(
+            `${req.label}: "${step.command} ${step.args.join(' ')}" failed (exit ${status.code ?? status.signal}): ${child.tail().trim().split('\n').slice(-8).join('\n')}`,
+          );
+        }
+      }
+      await writeFile(path.join(tmp, '.ready'), `${new Date().toISOString()}\n`);
+      await rm(final.dir, { recursive: true, force: true });
+      await rename(tmp, final.dir);
+    } catch (err) {
+      await rm(tmp, { recursive: true, force: true });
+      throw err;
+    }
+    return { buildKey: req.buildKey, ...final, built: true };
+  }
+
+  /** The pristine code of a prepared folder, as CodeFiles (for /v1 .../source). */
+  async readSource(buildKey: string): Promise<CodeFile[]> {
+    const root = this.dirOf(buildKey).sourceDir;
+    const out: CodeFile[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      for (const d of await readdir(dir, { withFileTypes: true })) {
+        const abs = path.join(dir, d.name);
+        const p = rel ? `${rel}/${d.name}` : d.name;
+        if (d.isDirectory()) await walk(abs, p);
+        else if (d.isSymbolicLink()) out.push({ path: p, mode: '120000', content: Buffer.from(await readlink(abs), 'utf8') });
+        else if (d.isFile()) {
+          const mode = ((await stat(abs)).mode & 0o100) !== 0 ? '100755' : '100644';
+          out.push({ path: p, mode, content: await readFile(abs) });
+        }
+      }
+    };
+    await walk(root, '');
+    return out.sort((a, b) => (a.path < b.path ? -1 : 1));
+  }
+}
