@@ -1,0 +1,198 @@
+// Between the platform's camelCase records and /v1's snake_case JSON (pure).
+import type { Runtime } from '../manifest/types.ts';
+import type {
+  FunctionInput,
+  FunctionRecord,
+  JobInput,
+  JobRecord,
+  RepositoryInput,
+  RepositoryRecord,
+  TriggerInput,
+  TriggerRecord,
+} from '../platform/types.ts';
+import type { BuildRecord, InvocationRecord } from '../store/types.ts';
+
+export interface FunctionBody {
+  name?: string;
+  runtime: Runtime;
+  entrypoint?: string;
+  memory_mb?: number;
+  timeout_sec?: number;
+  env_vars?: Record<string, string>;
+  env_from_secrets?: string[];
+  http_enabled?: boolean;
+}
+
+export function functionInput(name: string, body: FunctionBody): FunctionInput {
+  return {
+    name,
+    runtime: body.runtime,
+    entrypoint: body.entrypoint,
+    memoryMb: body.memory_mb,
+    timeoutSec: body.timeout_sec,
+    env: body.env_vars,
+    envFromSecrets: body.env_from_secrets,
+    httpEnabled: body.http_enabled,
+  };
+}
+
+export function functionJson(f: FunctionRecord) {
+  return {
+    name: f.name,
+    namespace: f.namespace,
+    runtime: f.runtime,
+    entrypoint: f.entrypoint,
+    memory_mb: f.memoryMb,
+    timeout_sec: f.timeoutSec,
+    env_vars: f.env,
+    env_from_secrets: f.envFromSecrets,
+    http_enabled: f.httpEnabled,
+    phase: f.phase,
+    image_ref: f.imageRef,
+    message: f.message,
+    code_hash: f.codeHash,
+    last_built_at: f.lastBuiltAt,
+    url: f.url,
+    managed_by: f.managedBy,
+  };
+}
+
+export interface TriggerBody {
+  name: string;
+  type: 'http' | 'cron';
+  function_ref: string;
+  schedule?: string;
+  timezone?: string;
+  event_json?: string;
+  enabled?: boolean;
+}
+
+export function triggerInput(body: TriggerBody): TriggerInput {
+  return {
+    name: body.name,
+    type: body.type,
+    functionRef: body.function_ref,
+    schedule: body.schedule,
+    timezone: body.timezone,
+    eventJson: body.event_json,
+    enabled: body.enabled,
+  };
+}
+
+export function triggerJson(t: TriggerRecord) {
+  return {
+    name: t.name,
+    type: t.type,
+    function_ref: t.functionRef,
+    schedule: t.schedule,
+    timezone: t.timezone,
+    event_json: t.eventJson,
+    enabled: t.enabled,
+    active: t.active,
+    url: t.url,
+    last_schedule_time: t.lastScheduleTime,
+    managed_by: t.managedBy,
+  };
+}
+
+export interface JobBody {
+  name: string;
+  function_ref: string;
+  event_json?: unknown;
+  run_id?: number;
+}
+
+export function jobInput(body: JobBody): JobInput {
+  const event = body.event_json;
+  return {
+    name: body.name,
+    functionRef: body.function_ref,
+    eventJson: event === undefined || typeof event === 'string' ? event : JSON.stringify(event),
+    runId: body.run_id,
+  };
+}
+
+export function jobJson(j: JobRecord) {
+  return {
+    name: j.name,
+    function_ref: j.functionRef,
+    event_json: j.eventJson,
+    run_id: j.runId,
+    phase: j.phase,
+    job_name: j.jobName,
+    start_time: j.startTime,
+    completion_time: j.completionTime,
+    message: j.message,
+    managed_by: j.managedBy,
+  };
+}
+
+export interface RepositoryBody {
+  name: string;
+  url: string;
+  branch?: string;
+  path?: string;
+  interval?: string;
+  suspend?: boolean;
+  prune?: boolean;
+  credentials?: { username?: string; password?: string; token?: string };
+  webhook_secret?: string;
+}
+
+export function repositoryInput(body: RepositoryBody): RepositoryInput {
+  return {
+    name: body.name,
+    url: body.url,
+    branch: body.branch,
+    path: body.path,
+    interval: body.interval,
+    suspend: body.suspend,
+    prune: body.prune,
+    credentials: body.credentials,
+    webhookSecret: body.webhook_secret,
+  };
+}
+
+/** Credentials and the webhook secret are not part of a record, so they cannot come out here. */
+export function repositoryJson(r: RepositoryRecord) {
+  return {
+    name: r.name,
+    namespace: r.namespace,
+    url: r.url,
+    branch: r.branch,
+    path: r.path,
+    interval: r.interval,
+    suspend: r.suspend,
+    prune: r.prune,
+    secret_name: r.secretName,
+    revision: r.revision,
+    last_sync_time: r.lastSyncTime,
+    webhook_path: r.webhookPath,
+    functions: r.functions.map((f) => ({ name: f.name, path: f.path, code_hash: f.codeHash, error: f.error })),
+    ready: r.ready,
+  };
+}
+
+export function invocationJson(i: InvocationRecord) {
+  return {
+    method: i.method,
+    path: i.path,
+    status: i.status,
+    duration_ms: i.durationMs,
+    request_bytes: i.requestBytes,
+    response_bytes: i.responseBytes,
+    started_at: i.startedAt,
+  };
+}
+
+export function buildJson(b: BuildRecord) {
+  return {
+    code_hash: b.codeHash,
+    outcome: b.outcome,
+    image_ref: b.imageRef,
+    message: b.message,
+    started_at: b.startedAt,
+    finished_at: b.finishedAt,
+    duration_ms: b.durationMs,
+  };
+}

@@ -1,0 +1,339 @@
+// /v1: the management API (CONTRACT.md §3). Every route is declared once in a table with its JSON
+// schemas; the table registers the routes and produces /v1/openapi.json, so the two cannot drift.
+// Auth (a bearer JWT) is registered here only, never on /fn, /hooks or health.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import multipart from '@fastify/multipart';
+import { AuthError, bearerToken, createTokenVerifier, type AuthOptions, type Caller } from '../auth/token-verifier.ts';
+import type { Platform } from '../platform/types.ts';
+import type { BuildLog, InvocationLog } from '../store/types.ts';
+import * as map from './api-mappers.ts';
+import * as s from './api-schemas.ts';
+import { isDnsLabel } from './dns-label.ts';
+import { HttpError } from './errors.ts';
+import { openApiDocument, type ApiRoute } from './openapi.ts';
+import { readZip, ZipError, type ZipLimits } from './read-zip.ts';
+import { writeZip } from './write-zip.ts';
+
+export interface ApiPluginOptions {
+  readonly platform: Platform;
+  readonly invocationLog: InvocationLog;
+  readonly buildLog: BuildLog;
+  readonly auth: AuthOptions;
+  readonly zipLimits: ZipLimits;
+}
+
+interface Params {
+  ns: string;
+  name: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    /** Served without a token (only /v1/openapi.json). */
+    public?: boolean;
+  }
+}
+
+const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream'];
+
+export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): Promise<void> {
+  const { platform } = opts;
+  const verify = createTokenVerifier(opts.auth);
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.public === true) return;
+    const ns = (request.params as Partial<Params>).ns ?? '';
+    let caller: Caller;
+    try {
+      caller = await verify(bearerToken(request.headers.authorization));
+    } catch (err) {
+      if (err instanceof AuthError) throw new HttpError('unauthorized', err.message, { cause: err });
+      throw err;
+    }
+    if (!isDnsLabel(ns)) throw new HttpError('invalid_name', `"${ns}" is not a namespace name (a DNS label)`);
+    if (caller.namespace !== ns && !caller.admin) {
+      throw new HttpError('forbidden', `this token owns namespace ${caller.namespace}, not ${ns}`);
+    }
+    request.caller = caller;
+  });
+
+  const fnRoot = '/namespaces/:ns/functions/:name';
+  const routes: ApiRoute[] = [
+    {
+      method: 'POST',
+      url: '/namespaces/:ns/ensure',
+      summary: "Create the caller's namespace if it does not exist",
+      success: { status: 200, schema: s.namespaceResultSchema },
+      handler: async ({ ns }) => (await platform.ensureNamespace(ns), { namespace: ns }),
+    },
+    {
+      method: 'GET',
+      url: '/namespaces/:ns/functions',
+      summary: 'List functions',
+      success: { status: 200, schema: s.arrayOf(s.functionSchema) },
+      handler: async ({ ns }) => (await platform.listFunctions(ns)).map(map.functionJson),
+    },
+    {
+      method: 'POST',
+      url: '/namespaces/:ns/functions',
+      summary: 'Create a function (then upload its code)',
+      body: s.functionCreateSchema,
+      success: { status: 201, schema: s.functionSchema },
+      handler: async ({ ns }, body) => {
+        const b = body as map.FunctionBody & { name: string };
+        return map.functionJson(await platform.createFunction(ns, map.functionInput(b.name, b)));
+      },
+    },
+    {
+      method: 'GET',
+      url: fnRoot,
+      summary: 'Get a function',
+      success: { status: 200, schema: s.functionSchema },
+      handler: async ({ ns, name }) => map.functionJson(await platform.getFunction(ns, name)),
+    },
+    {
+      method: 'PUT',
+      url: fnRoot,
+      summary: 'Replace a function’s settings (409 when git manages it)',
+      body: s.functionUpdateSchema,
+      success: { status: 200, schema: s.functionSchema },
+      handler: async ({ ns, name }, body) => {
+        const b = body as map.FunctionBody;
+        if (b.name !== undefined && b.name !== name) {
+          throw new HttpError('bad_request', `the body names function "${b.name}" but the path names "${name}"; renaming is not supported`);
+        }
+        return map.functionJson(await platform.updateFunction(ns, name, map.functionInput(name, b)));
+      },
+    },
+    {
+      method: 'DELETE',
+      url: fnRoot,
+      summary: 'Delete a function (409 when git manages it)',
+      success: { status: 204 },
+      handler: async ({ ns, name }) => platform.deleteFunction(ns, name),
+    },
+    {
+      method: 'POST',
+      url: `${fnRoot}/upload`,
+      summary: 'Upload the function’s code as a zip: raw body (application/zip) or multipart field "file"',
+      upload: true,
+      success: { status: 200, schema: s.functionSchema },
+      handler: async ({ ns, name }, body) => {
+        const files = await readZip(body as Buffer, opts.zipLimits).catch((err: unknown) => {
+          if (err instanceof ZipError) throw new HttpError(err.tooLarge ? 'payload_too_large' : 'invalid_zip', err.message, { cause: err });
+          throw err;
+        });
+        if (files.length === 0) throw new HttpError('invalid_zip', 'the zip holds no files');
+        return map.functionJson(await platform.uploadCode(ns, name, files));
+      },
+    },
+    {
+      method: 'GET',
+      url: `${fnRoot}/source`,
+      summary: 'Download the function’s code as a zip',
+      success: { status: 200, contentType: 'application/zip' },
+      handler: async ({ ns, name }, _body, _query, reply) => {
+        const zip = writeZip(await platform.getSource(ns, name));
+        void reply.type('application/zip').header('content-disposition', `attachment; filename="${name}.zip"`);
+        return zip;
+      },
+    },
+    {
+      method: 'GET',
+      url: `${fnRoot}/invocations`,
+      summary: 'Recent calls through /fn, newest first',
+      querystring: s.limitQuerySchema,
+      success: { status: 200, schema: s.arrayOf(s.invocationSchema) },
+      handler: async ({ ns, name }, _body, query) => {
+        await platform.getFunction(ns, name);
+        return (await opts.invocationLog.list(ns, name, limitOf(query))).map(map.invocationJson);
+      },
+    },
+    {
+      method: 'GET',
+      url: `${fnRoot}/builds`,
+      summary: 'Recent image builds, newest first',
+      querystring: s.limitQuerySchema,
+      success: { status: 200, schema: s.arrayOf(s.buildSchema) },
+      handler: async ({ ns, name }, _body, query) => {
+        await platform.getFunction(ns, name);
+        return (await opts.buildLog.list(ns, name, limitOf(query))).map(map.buildJson);
+      },
+    },
+    {
+      method: 'GET',
+      url: '/namespaces/:ns/triggers',
+      summary: 'List triggers',
+      success: { status: 200, schema: s.arrayOf(s.triggerSchema) },
+      handler: async ({ ns }) => (await platform.listTriggers(ns)).map(map.triggerJson),
+    },
+    {
+      method: 'POST',
+      url: '/namespaces/:ns/triggers',
+      summary: 'Create a trigger',
+      body: s.triggerCreateSchema,
+      success: { status: 201, schema: s.triggerSchema },
+      handler: async ({ ns }, body) => map.triggerJson(await platform.createTrigger(ns, map.triggerInput(body as map.TriggerBody))),
+    },
+    {
+      method: 'GET',
+      url: '/namespaces/:ns/triggers/:name',
+      summary: 'Get a trigger',
+      success: { status: 200, schema: s.triggerSchema },
+      handler: async ({ ns, name }) => map.triggerJson(await platform.getTrigger(ns, name)),
+    },
+    {
+      method: 'PATCH',
+      url: '/namespaces/:ns/triggers/:name',
+      summary: 'Enable or disable a trigger',
+      body: s.triggerPatchSchema,
+      success: { status: 200, schema: s.triggerSchema },
+      handler: async ({ ns, name }, body) =>
+        map.triggerJson(await platform.setTriggerEnabled(ns, name, (body as { enabled: boolean }).enabled)),
+    },
+    {
+      method: 'DELETE',
+      url: '/namespaces/:ns/triggers/:name',
+      summary: 'Delete a trigger',
+      success: { status: 204 },
+      handler: async ({ ns, name }) => platform.deleteTrigger(ns, name),
+    },
+    {
+      method: 'POST',
+      url: '/namespaces/:ns/jobs',
+      summary: 'Run a function once as a job',
+      body: s.jobCreateSchema,
+      success: { status: 201, schema: s.jobSchema },
+      handler: async ({ ns }, body) => map.jobJson(await platform.createJob(ns, map.jobInput(body as map.JobBody))),
+    },
+    {
+      method: 'GET',
+      url: '/namespaces/:ns/jobs/:name',
+      summary: 'Get a job and its output',
+      success: { status: 200, schema: s.jobSchema },
+      handler: async ({ ns, name }) => map.jobJson(await platform.getJob(ns, name)),
+    },
+    {
+      method: 'DELETE',
+      url: '/namespaces/:ns/jobs/:name',
+      summary: 'Delete a job',
+      success: { status: 204 },
+      handler: async ({ ns, name }) => platform.deleteJob(ns, name),
+    },
+    {
+      method: 'GET',
+      url: '/namespaces/:ns/repositories',
+      summary: 'List function repositories',
+      success: { status: 200, schema: s.arrayOf(s.repositorySchema) },
+      handler: async ({ ns }) => (await platform.listRepositories(ns)).map(map.repositoryJson),
+    },
+    {
+      method: 'POST',
+      url: '/namespaces/:ns/repositories',
+      summary: 'Watch a git repository (credentials and webhook secret go into a Secret and never come out)',
+      body: s.repositoryCreateSchema,
+      success: { status: 201, schema: s.repositorySchema },
+      handler: async ({ ns }, body) =>
+        map.repositoryJson(await platform.createRepository(ns, map.repositoryInput(body as map.RepositoryBody))),
+    },
+    {
+      method: 'GET',
+      url: '/namespaces/:ns/repositories/:name',
+      summary: 'Get a function repository and its sync status',
+      success: { status: 200, schema: s.repositorySchema },
+      handler: async ({ ns, name }) => map.repositoryJson(await platform.getRepository(ns, name)),
+    },
+    {
+      method: 'DELETE',
+      url: '/namespaces/:ns/repositories/:name',
+      summary: 'Stop watching a repository (its functions are removed when prune is on)',
+      success: { status: 204 },
+      handler: async ({ ns, name }) => platform.deleteRepository(ns, name),
+    },
+    {
+      method: 'POST',
+      url: '/namespaces/:ns/repositories/:name/sync',
+      summary: 'Ask for a sync now (202; coalesces with one already pending)',
+      success: { status: 202, schema: s.statusResultSchema },
+      handler: async ({ ns, name }) => {
+        await platform.getRepository(ns, name);
+        await platform.requestSync(ns, name, 'api');
+        return { status: 'sync requested' };
+      },
+    },
+  ];
+
+  const document = openApiDocument(routes, '/v1');
+  app.get('/openapi.json', { config: { public: true } }, async () => document);
+
+  const register = (scope: FastifyInstance, route: ApiRoute) => {
+    const options: RouteShorthandOptions = {
+      schema: {
+        params: paramsSchema(route.url),
+        ...(route.body ? { body: route.body } : {}),
+        ...(route.querystring ? { querystring: route.querystring } : {}),
+        response: {
+          ...(route.success.schema ? { [route.success.status]: route.success.schema } : {}),
+          '4xx': s.errorSchema,
+          '5xx': s.errorSchema,
+        },
+      },
+    };
+    scope.route({
+      method: route.method,
+      url: route.url,
+      ...options,
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const body = route.upload ? await uploadedZip(request, opts.zipLimits) : request.body;
+        const result = await route.handler(request.params as Params, body, (request.query ?? {}) as Record<string, string>, reply);
+        void reply.code(route.success.status);
+        return route.success.status === 204 ? reply.send() : result;
+      },
+    });
+  };
+
+  for (const route of routes.filter((r) => !r.upload)) register(app, route);
+  // The upload route takes raw zips and multipart; its parsers live in their own scope so no other
+  // /v1 route accepts a 50 MB body.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser(ZIP_TYPES, { parseAs: 'buffer', bodyLimit: opts.zipLimits.compressedBytes }, (_r, body, done) =>
+      done(null, body),
+    );
+    await scope.register(multipart, {
+      limits: { fileSize: opts.zipLimits.compressedBytes, files: 1, fields: 10, parts: 20 },
+    });
+    for (const route of routes.filter((r) => r.upload)) register(scope, { ...route });
+  });
+}
+
+async function uploadedZip(request: FastifyRequest, limits: ZipLimits): Promise<Buffer> {
+  if (!request.isMultipart()) {
+    if (!Buffer.isBuffer(request.body)) {
+      throw new HttpError('unsupported_media_type', `send the zip as application/zip (raw body) or multipart/form-data field "file"`);
+    }
+    return request.body;
+  }
+  const part = await request.file({ limits: { fileSize: limits.compressedBytes } });
+  if (!part) throw new HttpError('bad_request', 'the multipart body has no file; send the zip in field "file"');
+  if (part.fieldname !== 'file') throw new HttpError('bad_request', `the zip must be in multipart field "file", not "${part.fieldname}"`);
+  return part.toBuffer();
+}
+
+function limitOf(query: Record<string, string>): number {
+  const n = query.limit === undefined ? 100 : Number(query.limit);
+  if (n < 1 || n > 1000) throw new HttpError('bad_request', `limit must be between 1 and 1000, not ${query.limit}`);
+  return n;
+}
+
+function paramsSchema(url: string) {
+  const names = [...url.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
+  return {
+    type: 'object',
+    required: names,
+    properties: Object.fromEntries(names.map((n) => [n, { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }])),
+  };
+}

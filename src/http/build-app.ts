@@ -1,0 +1,120 @@
+// The app factory: one fastify instance with the whole HTTP surface (CONTRACT.md §3), built from
+// explicit dependencies and never listening by itself, so tests use app.inject() or listen on port 0.
+// It reads no environment variables: src/config parses them once and passes the values in.
+import { randomUUID } from 'node:crypto';
+import fastify, { type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import { Agent, type Dispatcher } from 'undici';
+import type { AuthOptions } from '../auth/token-verifier.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import type { Platform } from '../platform/types.ts';
+import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
+import { apiPlugin } from './api-plugin.ts';
+import { errorHandler, notFoundHandler } from './errors.ts';
+import { healthPlugin } from './health-plugin.ts';
+import { hooksPlugin } from './hooks-plugin.ts';
+import { proxyPlugin } from './proxy-plugin.ts';
+import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
+
+export interface AppLimits {
+  /** Largest body /fn forwards (streamed, so a policy, not a memory bound). Default 6 MiB like config. */
+  readonly proxyBodyBytes: number;
+  /** Largest JSON body on /v1. Default 1 MiB. */
+  readonly jsonBodyBytes: number;
+  /** Largest webhook delivery. Default 1 MiB (GitHub caps payloads at 25 MB, but pushes are small). */
+  readonly webhookBodyBytes: number;
+  readonly zip: ZipLimits;
+}
+
+export const DEFAULT_LIMITS: AppLimits = {
+  proxyBodyBytes: 6 * 1024 * 1024,
+  jsonBodyBytes: 1024 * 1024,
+  webhookBodyBytes: 1024 * 1024,
+  zip: DEFAULT_ZIP_LIMITS,
+};
+
+export interface AppDeps {
+  readonly platform: Platform;
+  readonly invocationLog: InvocationLog;
+  readonly buildLog: BuildLog;
+  readonly auth: AuthOptions;
+  /** Where /metrics reads from and the app's metrics are registered. */
+  readonly registry: Registry;
+  /** Checked by /readyz, e.g. the Postgres store; absent when logs live in memory. */
+  readonly storeHealth?: StoreHealth;
+  readonly limits?: Partial<AppLimits>;
+  /** pino options; false for none. Default: info level to stdout. */
+  readonly logger?: { readonly level?: string; readonly stream?: { write(msg: string): void } } | false;
+  /** Trust X-Forwarded-* from a front proxy (for request.ip / protocol). Default false. */
+  readonly trustProxy?: boolean;
+  /** Upstream connection pool for /fn; default a keep-alive Agent the app closes on close(). */
+  readonly dispatcher?: Dispatcher;
+}
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-gitlab-token"]',
+  'req.headers["x-hub-signature"]',
+  'req.headers["x-hub-signature-256"]',
+  'req.headers["x-gitea-signature"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.token',
+  '*.webhookSecret',
+  '*.webhook_secret',
+];
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const limits: AppLimits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const app = fastify({
+    logger:
+      deps.logger === false
+        ? false
+        : {
+            level: deps.logger?.level ?? 'info',
+            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            ...(deps.logger?.stream ? { stream: deps.logger.stream } : {}),
+          },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    bodyLimit: limits.jsonBodyBytes,
+    trustProxy: deps.trustProxy ?? false,
+    // Inputs are strict: unknown fields are errors (not silently removed) and types are not coerced.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, allowUnionTypes: true } },
+    return503OnClosing: true,
+  });
+
+  const metrics = createMetrics(deps.registry);
+  const ownDispatcher = deps.dispatcher ? undefined : new Agent({ keepAliveTimeout: 30_000, connections: null, connect: { timeout: 5_000 } });
+  const dispatcher = deps.dispatcher ?? (ownDispatcher as Dispatcher);
+  if (ownDispatcher) app.addHook('onClose', async () => ownDispatcher.close());
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  if (deps.auth.key.kind === 'insecure') {
+    app.log.warn('AUTH IS INSECURE: /v1 accepts unsigned and unverified JWTs (SLESS_AUTH_INSECURE=1); never expose this server');
+  }
+
+  await app.register(healthPlugin, { platform: deps.platform, registry: deps.registry, store: deps.storeHealth });
+  await app.register(proxyPlugin, {
+    platform: deps.platform,
+    invocationLog: deps.invocationLog,
+    metrics,
+    dispatcher,
+    maxBodyBytes: limits.proxyBodyBytes,
+  });
+  await app.register(hooksPlugin, { platform: deps.platform, metrics, maxBodyBytes: limits.webhookBodyBytes });
+  await app.register(apiPlugin, {
+    prefix: '/v1',
+    platform: deps.platform,
+    invocationLog: deps.invocationLog,
+    buildLog: deps.buildLog,
+    auth: deps.auth,
+    zipLimits: limits.zip,
+  });
+  return app;
+}

@@ -1,0 +1,54 @@
+// Which headers cross the proxy (RFC 9110 §7.6.1): hop-by-hop headers belong to one connection and
+// are dropped both ways, together with every header the Connection header names.
+import type { IncomingHttpHeaders } from 'node:http';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'http2-settings',
+]);
+
+export type HeaderMap = Record<string, string | string[] | undefined>;
+
+/** A copy of `headers` without hop-by-hop headers (and without `drop`, lower-case names). */
+export function endToEndHeaders(headers: HeaderMap | IncomingHttpHeaders, drop: readonly string[] = []): Record<string, string | string[]> {
+  const named = new Set(drop);
+  const connection = headers['connection'];
+  for (const value of Array.isArray(connection) ? connection : connection ? [connection] : []) {
+    for (const token of value.split(',')) {
+      const name = token.trim().toLowerCase();
+      if (name) named.add(name);
+    }
+  }
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named.has(lower)) continue;
+    out[lower] = value;
+  }
+  return out;
+}
+
+/** Request headers for the upstream: end-to-end ones plus X-Forwarded-For/Proto/Host/Prefix. */
+export function upstreamRequestHeaders(
+  headers: IncomingHttpHeaders,
+  forwarded: { clientIp: string | undefined; proto: string; prefix: string },
+): Record<string, string | string[]> {
+  // Host is the upstream's (undici sets it from the URL); the caller's goes to X-Forwarded-Host.
+  const out = endToEndHeaders(headers, ['host']);
+  const prior = headers['x-forwarded-for'];
+  const priorFor = Array.isArray(prior) ? prior.join(', ') : prior;
+  if (forwarded.clientIp) out['x-forwarded-for'] = priorFor ? `${priorFor}, ${forwarded.clientIp}` : forwarded.clientIp;
+  out['x-forwarded-proto'] = forwarded.proto;
+  if (headers.host) out['x-forwarded-host'] = headers.host;
+  out['x-forwarded-prefix'] = forwarded.prefix;
+  return out;
+}

@@ -1,0 +1,50 @@
+// POST /hooks/{namespace}/{repository}: push webhooks from Gitea, GitHub and GitLab. The raw body is
+// kept as bytes (signatures cover the exact bytes sent), verified against the repository's
+// webhookSecret, and a push to the watched branch asks the platform for a sync and answers 202 at
+// once. Coalescing bursts, "one more sync after a push during a sync" and harmless replays are the
+// platform's requestSync job: it must be cheap and idempotent (it only marks a sync as wanted).
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { Platform } from '../platform/types.ts';
+import { parseWebhook } from '../webhook/parse-webhook.ts';
+import { isDnsLabel } from './dns-label.ts';
+import { HttpError } from './errors.ts';
+import { decideWebhook } from './webhook-decision.ts';
+
+export interface HooksPluginOptions {
+  readonly platform: Platform;
+  readonly metrics: Metrics;
+  readonly maxBodyBytes: number;
+}
+
+export function hooksPlugin(app: FastifyInstance, opts: HooksPluginOptions, done: (err?: Error) => void): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.maxBodyBytes }, (_request, body, parsed) => parsed(null, body));
+
+  app.post<{ Params: { namespace: string; repository: string } }>('/hooks/:namespace/:repository', async (request, reply) => {
+    const { namespace, repository } = request.params;
+    const count = (provider: string, outcome: string) => opts.metrics.webhooks.inc({ provider, outcome });
+    const target = isDnsLabel(namespace) && isDnsLabel(repository) ? await opts.platform.webhookTarget(namespace, repository) : undefined;
+    if (!target) {
+      count('unknown', 'not_found');
+      // Say no more than "not here": whether the namespace exists is nobody's business.
+      throw new HttpError('repository_not_found', `no repository ${namespace}/${repository} takes webhooks here`);
+    }
+    const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const verdict = parseWebhook({ headers: request.headers, rawBody, secret: target.secret });
+    const decision = decideWebhook(verdict, target.branch);
+    count(decision.provider, decision.outcome);
+    switch (decision.outcome) {
+      case 'unauthorized':
+        throw new HttpError('unauthorized', decision.message);
+      case 'bad_request':
+        throw new HttpError('bad_request', decision.message);
+      case 'ignored':
+        return reply.code(200).send({ status: 'ignored', reason: decision.message });
+      case 'accepted':
+        await opts.platform.requestSync(namespace, repository, decision.reason);
+        return reply.code(202).send({ status: 'sync requested', reason: decision.message });
+    }
+  });
+  done();
+}

@@ -1,0 +1,81 @@
+// Typed prom-client handles on one registry, shared by the HTTP surface, syncs and builds.
+// createMetrics is idempotent per registry (prom-client refuses to register a name twice), so every
+// component can call it with the registry it was given.
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export interface Metrics {
+  /** /fn calls, labels namespace, function, status_class (2xx..5xx). */
+  readonly invocations: Counter<'namespace' | 'function' | 'status_class'>;
+  readonly invocationDuration: Histogram<'namespace' | 'function' | 'status_class'>;
+  /** /hooks deliveries by provider and outcome (accepted, ignored, unauthorized, not_found, bad_request). */
+  readonly webhooks: Counter<'provider' | 'outcome'>;
+  /** Invocation/build records dropped because the queue was full or the database unreachable. */
+  readonly invocationLogDropped: Counter<'reason'>;
+  readonly buildLogDropped: Counter<'reason'>;
+  /** For the sync code: one observation per repository sync. */
+  readonly syncDuration: Histogram<'namespace' | 'repository' | 'outcome'>;
+  /** For the build code: one observation per image build. */
+  readonly buildDuration: Histogram<'namespace' | 'function' | 'outcome'>;
+}
+
+const cache = new WeakMap<Registry, Metrics>();
+
+export function createMetrics(registry: Registry): Metrics {
+  const known = cache.get(registry);
+  if (known) return known;
+  const registers = [registry];
+  const metrics: Metrics = {
+    invocations: new Counter({
+      name: 'sless_invocations_total',
+      help: 'Calls through /fn, by function and status class',
+      labelNames: ['namespace', 'function', 'status_class'],
+      registers,
+    }),
+    invocationDuration: new Histogram({
+      name: 'sless_invocation_duration_seconds',
+      help: 'Time from request to the end of the response through /fn',
+      labelNames: ['namespace', 'function', 'status_class'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    webhooks: new Counter({
+      name: 'sless_webhooks_total',
+      help: 'Webhook deliveries on /hooks, by provider and outcome',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    }),
+    invocationLogDropped: new Counter({
+      name: 'sless_invocation_log_dropped_total',
+      help: 'Invocation records not stored (queue full or database unreachable)',
+      labelNames: ['reason'],
+      registers,
+    }),
+    buildLogDropped: new Counter({
+      name: 'sless_build_log_dropped_total',
+      help: 'Build records not stored (queue full or database unreachable)',
+      labelNames: ['reason'],
+      registers,
+    }),
+    syncDuration: new Histogram({
+      name: 'sless_sync_duration_seconds',
+      help: 'Duration of one repository sync',
+      labelNames: ['namespace', 'repository', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    }),
+    buildDuration: new Histogram({
+      name: 'sless_build_duration_seconds',
+      help: 'Duration of one function image build',
+      labelNames: ['namespace', 'function', 'outcome'],
+      buckets: [1, 5, 10, 30, 60, 120, 300, 600, 1200],
+      registers,
+    }),
+  };
+  cache.set(registry, metrics);
+  return metrics;
+}
+
+/** `2xx`, `4xx`, ... for a status code. */
+export function statusClass(status: number): string {
+  return `${Math.floor(status / 100)}xx`;
+}

@@ -1,0 +1,206 @@
+// An in-memory Platform for the HTTP tests: records what it is asked, serves endpoints that tests
+// point at real loopback servers, and behaves like the real ones on errors (PlatformError codes).
+import type {
+  CodeFile,
+  Endpoint,
+  FunctionInput,
+  FunctionRecord,
+  JobInput,
+  JobRecord,
+  Platform,
+  RepositoryInput,
+  RepositoryRecord,
+  TriggerInput,
+  TriggerRecord,
+  WebhookTarget,
+} from '../../src/platform/types.ts';
+import { PlatformError } from '../../src/platform/types.ts';
+
+const key = (ns: string, name: string) => `${ns}/${name}`;
+
+export class MemoryPlatform implements Platform {
+  readonly functions = new Map<string, FunctionRecord>();
+  readonly sources = new Map<string, CodeFile[]>();
+  readonly triggers = new Map<string, TriggerRecord>();
+  readonly jobs = new Map<string, JobRecord>();
+  readonly repositories = new Map<string, RepositoryRecord>();
+  readonly secrets = new Map<string, RepositoryInput['credentials'] & { webhookSecret?: string }>();
+  readonly namespaces = new Set<string>();
+  readonly syncRequests: Array<{ namespace: string; name: string; reason: string }> = [];
+  /** Test-controlled endpoints; a function without one is not-ready. */
+  readonly endpoints = new Map<string, Endpoint>();
+  readiness: { ok: boolean; detail?: string } = { ok: true };
+
+  async resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
+    const fn = this.functions.get(key(namespace, name));
+    if (!fn) return { kind: 'not-found' };
+    if (!fn.httpEnabled) return { kind: 'disabled' };
+    return this.endpoints.get(key(namespace, name)) ?? { kind: 'not-ready', reason: 'no running instance' };
+  }
+
+  /** Test helper: a ready function served at baseUrl. */
+  serve(namespace: string, name: string, baseUrl: string, timeoutSec = 30): void {
+    if (!this.functions.has(key(namespace, name))) {
+      this.functions.set(key(namespace, name), record(namespace, { name, runtime: 'nodejs20', timeoutSec }, 'api'));
+    }
+    this.endpoints.set(key(namespace, name), { kind: 'ready', baseUrl, timeoutSec });
+  }
+
+  async ensureNamespace(namespace: string): Promise<void> {
+    this.namespaces.add(namespace);
+  }
+
+  async listFunctions(namespace: string): Promise<FunctionRecord[]> {
+    return [...this.functions.values()].filter((f) => f.namespace === namespace);
+  }
+  async getFunction(namespace: string, name: string): Promise<FunctionRecord> {
+    return get(this.functions, namespace, name, 'function');
+  }
+  async createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
+    if (this.functions.has(key(namespace, input.name))) {
+      throw new PlatformError('already_exists', `function ${namespace}/${input.name} already exists`);
+    }
+    const fn = record(namespace, input, 'api');
+    this.functions.set(key(namespace, input.name), fn);
+    return fn;
+  }
+  async updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
+    const old = this.editable(namespace, name);
+    const fn = { ...record(namespace, input, 'api'), phase: old.phase, codeHash: old.codeHash };
+    this.functions.set(key(namespace, name), fn);
+    return fn;
+  }
+  async deleteFunction(namespace: string, name: string): Promise<void> {
+    this.editable(namespace, name);
+    this.functions.delete(key(namespace, name));
+  }
+  async uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
+    const old = this.editable(namespace, name);
+    this.sources.set(key(namespace, name), [...files]);
+    const fn: FunctionRecord = { ...old, phase: 'Building', codeHash: `sha256:${'0'.repeat(63)}${files.length % 10}` };
+    this.functions.set(key(namespace, name), fn);
+    return fn;
+  }
+  async getSource(namespace: string, name: string): Promise<CodeFile[]> {
+    await this.getFunction(namespace, name);
+    return this.sources.get(key(namespace, name)) ?? [];
+  }
+
+  async listTriggers(namespace: string): Promise<TriggerRecord[]> {
+    return [...this.triggers.values()].filter((t) => t.namespace === namespace);
+  }
+  async getTrigger(namespace: string, name: string): Promise<TriggerRecord> {
+    return get(this.triggers, namespace, name, 'trigger');
+  }
+  async createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
+    await this.getFunction(namespace, input.functionRef);
+    const t: TriggerRecord = { ...input, namespace, enabled: input.enabled ?? true, active: input.enabled ?? true, managedBy: 'api' };
+    this.triggers.set(key(namespace, input.name), t);
+    return t;
+  }
+  async setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
+    const t = { ...(await this.getTrigger(namespace, name)), enabled, active: enabled };
+    this.triggers.set(key(namespace, name), t);
+    return t;
+  }
+  async deleteTrigger(namespace: string, name: string): Promise<void> {
+    await this.getTrigger(namespace, name);
+    this.triggers.delete(key(namespace, name));
+  }
+
+  async createJob(namespace: string, input: JobInput): Promise<JobRecord> {
+    await this.getFunction(namespace, input.functionRef);
+    const j: JobRecord = { ...input, namespace, runId: input.runId ?? 1, phase: 'Pending', managedBy: 'api' };
+    this.jobs.set(key(namespace, input.name), j);
+    return j;
+  }
+  async getJob(namespace: string, name: string): Promise<JobRecord> {
+    return get(this.jobs, namespace, name, 'job');
+  }
+  async deleteJob(namespace: string, name: string): Promise<void> {
+    await this.getJob(namespace, name);
+    this.jobs.delete(key(namespace, name));
+  }
+
+  async listRepositories(namespace: string): Promise<RepositoryRecord[]> {
+    return [...this.repositories.values()].filter((r) => r.namespace === namespace);
+  }
+  async getRepository(namespace: string, name: string): Promise<RepositoryRecord> {
+    return get(this.repositories, namespace, name, 'repository');
+  }
+  async createRepository(namespace: string, input: RepositoryInput): Promise<RepositoryRecord> {
+    if (this.repositories.has(key(namespace, input.name))) {
+      throw new PlatformError('already_exists', `repository ${namespace}/${input.name} already exists`);
+    }
+    const r: RepositoryRecord = {
+      name: input.name,
+      namespace,
+      url: input.url,
+      branch: input.branch ?? 'main',
+      path: input.path ?? '',
+      interval: input.interval ?? '1m',
+      suspend: input.suspend ?? false,
+      prune: input.prune ?? true,
+      secretName: input.credentials || input.webhookSecret ? `${input.name}-credentials` : undefined,
+      webhookPath: `/hooks/${namespace}/${input.name}`,
+      functions: [],
+    };
+    this.repositories.set(key(namespace, input.name), r);
+    this.secrets.set(key(namespace, input.name), { ...input.credentials, webhookSecret: input.webhookSecret });
+    return r;
+  }
+  async deleteRepository(namespace: string, name: string): Promise<void> {
+    await this.getRepository(namespace, name);
+    this.repositories.delete(key(namespace, name));
+  }
+  async requestSync(namespace: string, name: string, reason: string): Promise<void> {
+    this.syncRequests.push({ namespace, name, reason });
+  }
+  async webhookTarget(namespace: string, name: string): Promise<WebhookTarget | undefined> {
+    const r = this.repositories.get(key(namespace, name));
+    if (!r) return undefined;
+    return { branch: r.branch, secret: this.secrets.get(key(namespace, name))?.webhookSecret };
+  }
+
+  async ready(): Promise<{ ok: boolean; detail?: string }> {
+    return this.readiness;
+  }
+
+  /** Test helper: marks a function as owned by a git repository. */
+  manageByGit(namespace: string, name: string, repository: string): void {
+    const fn = this.functions.get(key(namespace, name));
+    if (fn) this.functions.set(key(namespace, name), { ...fn, managedBy: `git:${repository}` });
+  }
+
+  private editable(namespace: string, name: string): FunctionRecord {
+    const fn = this.functions.get(key(namespace, name));
+    if (!fn) throw new PlatformError('not_found', `function ${namespace}/${name} does not exist`);
+    if (fn.managedBy !== 'api') {
+      const repository = fn.managedBy.slice('git:'.length);
+      throw new PlatformError('managed_by_git', `function ${namespace}/${name} comes from git`, { repository });
+    }
+    return fn;
+  }
+}
+
+function get<T>(map: Map<string, T>, namespace: string, name: string, kind: string): T {
+  const v = map.get(key(namespace, name));
+  if (!v) throw new PlatformError('not_found', `${kind} ${namespace}/${name} does not exist`);
+  return v;
+}
+
+function record(namespace: string, input: FunctionInput, managedBy: FunctionRecord['managedBy']): FunctionRecord {
+  return {
+    name: input.name,
+    namespace,
+    runtime: input.runtime,
+    entrypoint: input.entrypoint ?? 'handler.handle',
+    memoryMb: input.memoryMb ?? 128,
+    timeoutSec: input.timeoutSec ?? 30,
+    env: input.env ?? {},
+    envFromSecrets: input.envFromSecrets ?? [],
+    httpEnabled: input.httpEnabled ?? true,
+    phase: 'Pending',
+    managedBy,
+  };
+}
