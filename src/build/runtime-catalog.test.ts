@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { RUNTIMES } from '../manifest/types.ts';
+import {
+  IMAGE_PATHS,
+  RUNTIME_CATALOG,
+  baseImageOf,
+  defaultRuntimesDir,
+  localRuntimePlan,
+  type FunctionFiles,
+} from './runtime-catalog.ts';
+
+const noFiles: FunctionFiles = {
+  hasRequirementsTxt: false,
+  hasPackageJson: false,
+  hasPackageLock: false,
+  hasGoMod: false,
+};
+
+describe('baseImageOf', () => {
+  it('puts the prefix, the runtime and its image tag together', () => {
+    assert.equal(
+      baseImageOf('python3.11', 'registry.example.com/sless'),
+      'registry.example.com/sless/sless-runtime-python3.11:1',
+    );
+    assert.equal(baseImageOf('go1.23', 'localhost:5000/'), 'localhost:5000/sless-runtime-go1.23:1');
+  });
+  it('gives a bare local image name for an empty prefix', () => {
+    assert.equal(baseImageOf('nodejs22', ''), 'sless-runtime-nodejs22:1');
+  });
+});
+
+describe('RUNTIME_CATALOG', () => {
+  it('covers every runtime a manifest may name', () => {
+    assert.deepEqual(Object.keys(RUNTIME_CATALOG).sort(), [...RUNTIMES].sort());
+  });
+
+  for (const runtime of RUNTIMES) {
+    it(`${runtime}: runtimes/${runtime}/Dockerfile builds FROM the catalog's upstream image with the catalog's server`, async () => {
+      const entry = RUNTIME_CATALOG[runtime];
+      const dockerfile = await readFile(path.join(defaultRuntimesDir, runtime, 'Dockerfile'), 'utf8');
+      assert.match(dockerfile, new RegExp(`^FROM ${entry.upstreamImage.replace(/\./g, '\\.')}$`, 'm'));
+      // Go copies the whole runtimes/go folder (the runtime module and build.sh) to where builds expect it.
+      const copy =
+        entry.language === 'go' ? `COPY go/ ${IMAGE_PATHS.runtimesDir}/go/` : `COPY ${entry.server} `;
+      assert.ok(dockerfile.includes(copy), `${runtime}/Dockerfile has "${copy}"`);
+      if (entry.language === 'python') assert.ok(dockerfile.includes(`PYTHONPATH=${IMAGE_PATHS.pythonDeps}`));
+      if (entry.language !== 'go') assert.match(dockerfile, /^USER 10001$/m);
+    });
+  }
+});
+
+describe('localRuntimePlan', () => {
+  const base = {
+    functionDir: '/data/fn/hello',
+    workDir: '/data/work/hello',
+    entrypoint: 'handler.handle',
+    runtimesDir: '/sless/runtimes',
+  };
+
+  it('python: pip installs into the work folder, and the server finds it through PYTHONPATH', () => {
+    const plan = localRuntimePlan('python3.12', { ...base, files: { ...noFiles, hasRequirementsTxt: true } });
+    assert.deepEqual(plan.prepare, [
+      {
+        argv: [
+          'python3',
+          '-m',
+          'pip',
+          'install',
+          '--no-cache-dir',
+          '--disable-pip-version-check',
+          '--no-input',
+          '--target',
+          '/data/work/hello/python-deps',
+          '-r',
+          'requirements.txt',
+        ],
+        cwd: '/data/fn/hello',
+      },
+    ]);
+    assert.deepEqual(plan.run, {
+      argv: ['python3', '/sless/runtimes/python/server.py'],
+      cwd: '/data/fn/hello',
+      env: {
+        SLESS_FUNCTION_DIR: '/data/fn/hello',
+        SLESS_ENTRYPOINT: 'handler.handle',
+        PYTHONPATH: '/data/work/hello/python-deps',
+        PYTHONUNBUFFERED: '1',
+      },
+    });
+  });
+
+  it('python without requirements.txt: nothing to prepare', () => {
+    assert.deepEqual(localRuntimePlan('python3.11', { ...base, files: noFiles }).prepare, []);
+  });
+
+  it('node: npm ci with a lockfile, run by the same node that runs sless unless told otherwise', () => {
+    const plan = localRuntimePlan('nodejs20', {
+      ...base,
+      files: { ...noFiles, hasPackageJson: true, hasPackageLock: true },
+    });
+    assert.deepEqual(plan.prepare, [
+      { argv: ['npm', 'ci', '--omit=dev', '--no-audit', '--no-fund'], cwd: '/data/fn/hello' },
+    ]);
+    assert.deepEqual(plan.run.argv, [process.execPath, '/sless/runtimes/node/server.mjs']);
+    assert.deepEqual(
+      localRuntimePlan('nodejs22', { ...base, files: noFiles, node: '/usr/bin/node22' }).run.argv,
+      ['/usr/bin/node22', '/sless/runtimes/node/server.mjs'],
+    );
+  });
+
+  it('go: builds the function into the work folder, then runs that binary', () => {
+    const plan = localRuntimePlan('go1.23', { ...base, files: noFiles });
+    assert.deepEqual(plan.prepare, [
+      {
+        argv: ['sh', '/sless/runtimes/go/build.sh', '/data/fn/hello', '/data/work/hello/server'],
+        cwd: '/data/fn/hello',
+      },
+    ]);
+    assert.deepEqual(plan.run.argv, ['/data/work/hello/server']);
+  });
+
+  it('defaults to the runtimes/ folder of this checkout', () => {
+    const plan = localRuntimePlan('nodejs20', { ...base, runtimesDir: undefined, files: noFiles });
+    assert.equal(plan.run.argv[1], path.join(defaultRuntimesDir, 'node', 'server.mjs'));
+  });
+});
