@@ -228,6 +228,22 @@ export async function git(args: readonly string[], cwd?: string): Promise<string
 /** File contents: a string, or `{content, mode}` to set 'exec' or 'symlink' (content = target); null deletes. */
 export type FileSpec = string | { readonly content: string; readonly mode?: 'exec' | 'symlink' } | null;
 
+/** Writes files into a folder (see FileSpec); also handy for working-tree fixtures. */
+export async function writeFiles(dir: string, files: Record<string, FileSpec>): Promise<void> {
+  for (const [rel, spec] of Object.entries(files)) {
+    const abs = path.join(dir, rel);
+    await rm(abs, { recursive: true, force: true });
+    if (spec === null) continue;
+    await mkdir(path.dirname(abs), { recursive: true });
+    if (typeof spec === 'string') await writeFile(abs, spec);
+    else if (spec.mode === 'symlink') await symlink(spec.content, abs);
+    else {
+      await writeFile(abs, spec.content);
+      if (spec.mode === 'exec') await chmod(abs, 0o755);
+    }
+  }
+}
+
 /** A working clone that writes files, commits and pushes with the git CLI. */
 export class WorkClone {
   private constructor(
@@ -243,18 +259,7 @@ export class WorkClone {
   }
 
   async write(files: Record<string, FileSpec>): Promise<this> {
-    for (const [rel, spec] of Object.entries(files)) {
-      const abs = path.join(this.dir, rel);
-      await rm(abs, { recursive: true, force: true });
-      if (spec === null) continue;
-      await mkdir(path.dirname(abs), { recursive: true });
-      if (typeof spec === 'string') await writeFile(abs, spec);
-      else if (spec.mode === 'symlink') await symlink(spec.content, abs);
-      else {
-        await writeFile(abs, spec.content);
-        if (spec.mode === 'exec') await chmod(abs, 0o755);
-      }
-    }
+    await writeFiles(this.dir, files);
     return this;
   }
 
