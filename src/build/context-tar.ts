@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { constants, createGzip } from 'node:zlib';
 import { pack as createPack, type Header, type Pack } from 'tar-stream';
 import type { FileMode } from '../source/types.ts';
+import { compareCodeUnits, isCleanRelativePath } from './relative-paths.ts';
 
 export interface ContextFile {
   /** Posix path relative to the function's code root. */
@@ -105,16 +106,9 @@ function tarName(entry: Entry): string {
   return entry.mode === 'dir' ? `${entry.path}/` : entry.path;
 }
 
-/** Orders by UTF-16 code units, never by locale: the order must not depend on the machine. */
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** A relative posix path without `.`/`..`/empty segments, or an error naming it. */
 function checkPath(p: string, what: string): string {
-  const segments = p.split('/');
-  if (p === '' || p.startsWith('/') || p.includes('\\') || p.includes('\0') ||
-    segments.some((s) => s === '' || s === '.' || s === '..')) {
+  if (!isCleanRelativePath(p)) {
     throw new Error(`build context: ${what} path "${p}" is not a clean relative posix path (no leading /, no . or .. segments)`);
   }
   return p;
