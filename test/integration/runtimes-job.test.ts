@@ -1,0 +1,94 @@
+// Every runtime server (runtimes/), run as a real process: job mode (SLESS_MODE=job: one run, the
+// result as JSON on stdout, exit 0 or 1), startup errors, and a graceful SIGTERM.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { TARGETS, runOnce, startServer } from './runtimes-support.ts';
+
+const jobEnv = { SLESS_MODE: 'job', SLESS_FUNCTION_NAME: 'seeder', SLESS_NAMESPACE: 'team-b' };
+
+for (const target of TARGETS) {
+  describe(`${target.runtime} runtime in job mode and at start and stop`, { timeout: 360_000 }, () => {
+    before(() => target.prepare());
+
+    it('runs the handler once with SLESS_EVENT, prints the result as JSON and exits 0', async () => {
+      const launch = target.contextHandler();
+      const run = await runOnce(launch.argv, {
+        ...launch.env,
+        ...jobEnv,
+        SLESS_EVENT: '{"input":[100,200,300]}',
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.trim().split('\n');
+      assert.equal(lines.length, 1, `one line of JSON on stdout, got ${JSON.stringify(run.stdout)}`);
+      const out = JSON.parse(lines[0]!) as { event: unknown; context: Record<string, unknown> };
+      assert.deepEqual(out.event, { input: [100, 200, 300] });
+      assert.equal(out.context.function, 'seeder');
+      assert.equal(out.context.namespace, 'team-b');
+      assert.equal(typeof out.context.deadline, 'string');
+    });
+
+    it('hands a SLESS_EVENT that is not JSON to the handler as a string, and none as {}', async () => {
+      const launch = target.contextHandler();
+      const text = await runOnce(launch.argv, { ...launch.env, ...jobEnv, SLESS_EVENT: 'plain words' });
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal((JSON.parse(text.stdout) as { event: unknown }).event, 'plain words');
+      const none = await runOnce(launch.argv, { ...launch.env, ...jobEnv });
+      assert.equal(none.code, 0, none.stderr);
+      assert.deepEqual((JSON.parse(none.stdout) as { event: unknown }).event, {});
+    });
+
+    it('calls a handler that takes only the event with the event alone', async () => {
+      const launch = target.eventHandler();
+      const run = await runOnce(launch.argv, { ...launch.env, ...jobEnv, SLESS_EVENT: '{"a":[1]}' });
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(JSON.parse(run.stdout), { args: 1, event: { a: [1] } });
+    });
+
+    it('exits 1 with the error on stderr and nothing on stdout when the handler fails', async () => {
+      const launch = target.contextHandler();
+      const run = await runOnce(launch.argv, { ...launch.env, ...jobEnv, SLESS_EVENT: '{"fail":true}' });
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /job failed on purpose/);
+      assert.equal(run.stdout, '');
+    });
+
+    it('on SIGTERM finishes the request in flight, then exits 0', async () => {
+      const server = await startServer(target.contextHandler());
+      const inFlight = fetch(`${server.url}/slow`).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      }));
+      await new Promise((r) => setTimeout(r, 250));
+      const code = await server.stop();
+      assert.deepEqual(await inFlight, { status: 200, body: { slept: true } });
+      assert.equal(code, 0, server.stderr());
+    });
+
+    if (target.missingHandler) {
+      const missing = target.missingHandler;
+      it('refuses to start, naming the entrypoint, when the entrypoint does not exist', async () => {
+        const launch = missing();
+        const run = await runOnce(launch.argv, { ...launch.env, PORT: '0' });
+        assert.notEqual(run.code, 0);
+        assert.match(run.stderr, /handler\.nothing_here/);
+      });
+      it('refuses to start when the entrypoint is not "<module>.<function>"', async () => {
+        const launch = missing();
+        const run = await runOnce(launch.argv, { ...launch.env, PORT: '0', SLESS_ENTRYPOINT: 'handler' });
+        assert.notEqual(run.code, 0);
+        assert.match(run.stderr, /must look like/);
+      });
+    }
+  });
+}
+
+describe('go1.23 build', { timeout: 300_000 }, () => {
+  it('refuses a function folder without func Handle, saying what it looks for', async () => {
+    const run = await runOnce(
+      ['sh', 'runtimes/go/build.sh', 'test/fixtures/runtimes/python', '/tmp/never-built'],
+      {},
+    );
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /no 'func Handle\(ctx context.Context, event E\[, c C\]\) \(R, error\)'/);
+  });
+});

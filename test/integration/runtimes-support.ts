@@ -1,0 +1,179 @@
+// Runs the runtime servers of runtimes/ as real processes for the runtimes*.test.ts suites: one
+// target per runtime, each serving the fixtures in test/fixtures/runtimes/ (which all behave alike).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Runtime } from '../../src/manifest/types.ts';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface Launch {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface Target {
+  readonly runtime: Runtime;
+  /** Compiles what must be compiled (Go); run once before launching. */
+  prepare(): Promise<void>;
+  /** The handler taking (event, context). */
+  contextHandler(): Launch;
+  /** A handler taking the event only. */
+  eventHandler(): Launch;
+  /** A launch whose entrypoint does not exist (absent for Go, where the build catches it). */
+  missingHandler?(): Launch;
+}
+
+// Relative paths on purpose: `SLESS_FUNCTION_DIR=./dir node runtimes/nodejs20/server.js`, run from the
+// repository root, is the documented way to serve a folder.
+function scripted(
+  runtime: Runtime,
+  interpreter: string,
+  script: string,
+  fixture: string,
+  one: string,
+): Target {
+  const launch = (entrypoint: string): Launch => ({
+    argv: [interpreter, script],
+    env: { SLESS_FUNCTION_DIR: `./test/fixtures/runtimes/${fixture}`, SLESS_ENTRYPOINT: entrypoint },
+  });
+  return {
+    runtime,
+    prepare: async () => {},
+    contextHandler: () => launch('handler.handle'),
+    eventHandler: () => launch(one),
+    missingHandler: () => launch('handler.nothing_here'),
+  };
+}
+
+function goTarget(): Target {
+  let dir = '';
+  return {
+    runtime: 'go1.23',
+    async prepare() {
+      dir = await mkdtemp(path.join(os.tmpdir(), 'sless-go-runtime-test-'));
+      for (const fixture of ['go-context', 'go-event']) {
+        const run = await runOnce(
+          ['sh', 'runtimes/go/build.sh', `test/fixtures/runtimes/${fixture}`, path.join(dir, fixture)],
+          {},
+          300_000,
+        );
+        if (run.code !== 0)
+          throw new Error(`building ${fixture} with runtimes/go/build.sh failed:\n${run.stderr}`);
+      }
+    },
+    contextHandler: () => ({ argv: [path.join(dir, 'go-context')], env: {} }),
+    eventHandler: () => ({ argv: [path.join(dir, 'go-event')], env: {} }),
+  };
+}
+
+export const TARGETS: readonly Target[] = [
+  scripted('python3.11', 'python3', 'runtimes/python3.11/server.py', 'python', 'handler.one'),
+  scripted('python3.12', 'python3', 'runtimes/python3.12/server.py', 'python', 'handler.one_async'),
+  scripted('nodejs20', process.execPath, 'runtimes/nodejs20/server.js', 'node', 'handler.one'),
+  scripted('nodejs22', process.execPath, 'runtimes/nodejs22/server.js', 'node', 'esm.one'),
+  goTarget(),
+];
+
+export interface Finished {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function collect(child: ChildProcess): {
+  out: () => string;
+  err: () => string;
+  done: Promise<number | null>;
+} {
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const done = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code));
+  });
+  return { out: () => out, err: () => err, done };
+}
+
+/** Runs a command to its end (job mode, builds) from the repository root. */
+export async function runOnce(
+  argv: readonly string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<Finished> {
+  const [command, ...args] = argv as [string, ...string[]];
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const io = collect(child);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    const code = await io.done;
+    return { code, stdout: io.out(), stderr: io.err() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly stderr: () => string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts a runtime server on a free port and waits until GET /health answers. */
+export async function startServer(launch: Launch, env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const [command, ...args] = launch.argv as [string, ...string[]];
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...launch.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const io = collect(child);
+  let exited = false;
+  void io.done.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (!exited) child.kill('SIGTERM');
+    return io.done;
+  };
+  const until = Date.now() + 20_000;
+  for (;;) {
+    if (exited) throw new Error(`${launch.argv.join(' ')} exited before serving:\n${io.err()}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { url, stderr: io.err, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) {
+      await stop();
+      throw new Error(`${launch.argv.join(' ')} did not answer /health within 20 s:\n${io.err()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
