@@ -4,6 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { planChanges } from '../../src/plan/plan-changes.ts';
+import type { Plan } from '../../src/plan/plan-changes.ts';
 import { SnapshotBuilder } from '../../src/source/build-snapshot.ts';
 import { hashFiles } from '../../src/source/code-hash.ts';
 import { GitSource } from '../../src/source/git-source.ts';
@@ -52,6 +54,13 @@ const fn = (s: Snapshot, name: string): FunctionEntry => {
   return f;
 };
 const names = (s: Snapshot) => s.functions.map((f) => f.name);
+const planned = (plan: Plan) => ({
+  added: plan.added.map((f) => f.name),
+  rebuild: plan.rebuild.map((f) => f.name),
+  redeploy: plan.redeploy.map((f) => f.name),
+  removed: plan.removed.map((f) => f.name),
+  errors: plan.errors.map((f) => f.name),
+});
 
 describe('syncing a repository over HTTP', () => {
   it('follows added, changed, deleted and renamed function folders', async () => {
@@ -64,8 +73,7 @@ describe('syncing a repository over HTTP', () => {
     await push({ 'functions/a/handler.js': '2', 'functions/c/function.yaml': NODE, 'functions/c/handler.js': 'c' });
     const s2 = await sync();
     assert.deepEqual(names(s2), ['a', 'b', 'c']);
-    assert.notEqual(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
-    assert.equal(fn(s2, 'b').codeHash, fn(s1, 'b').codeHash);
+    assert.deepEqual(planned(planChanges(s1, s2)), { added: ['c'], rebuild: ['a'], redeploy: [], removed: [], errors: [] });
 
     await clone.remove('functions/c');
     await clone.write({ 'functions/b/function.yaml': 'name: b\n' + NODE });
@@ -75,6 +83,9 @@ describe('syncing a repository over HTTP', () => {
     assert.deepEqual(names(s3), ['a', 'b']);
     assert.equal(fn(s3, 'b').path, 'moved/b');
     assert.equal(fn(s3, 'b').codeHash, fn(s1, 'b').codeHash, 'a moved folder with the same code keeps its code_hash');
+    const plan3 = planned(planChanges(s2, s3));
+    assert.deepEqual(plan3.removed, ['c']);
+    assert.deepEqual(plan3.rebuild, [], 'a moved folder is not rebuilt');
   });
 
   it('skips the fetch when the branch head has not moved', async () => {
@@ -86,7 +97,7 @@ describe('syncing a repository over HTTP', () => {
     assert.equal(again.revision, c1);
   });
 
-  it('an env-only change keeps the code_hash; only the manifest differs', async () => {
+  it('an env-only change keeps the code_hash and plans a redeploy, no rebuild', async () => {
     const { push, sync } = await setup('envonly');
     await push({ 'a/function.yaml': `${NODE}env:\n  GREETING: hi\n`, 'a/handler.js': 'x' });
     const s1 = await sync();
@@ -94,6 +105,7 @@ describe('syncing a repository over HTTP', () => {
     const s2 = await sync();
     assert.equal(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
     assert.deepEqual(fn(s2, 'a').manifest?.env, { GREETING: 'hello' });
+    assert.deepEqual(planned(planChanges(s1, s2)), { added: [], rebuild: [], redeploy: ['a'], removed: [], errors: [] });
   });
 
   it('a change under an include path changes exactly the functions that include it', async () => {
@@ -111,6 +123,7 @@ describe('syncing a repository over HTTP', () => {
     const s2 = await sync();
     const changed = s2.functions.filter((f) => f.codeHash !== fn(s1, f.name).codeHash).map((f) => f.name);
     assert.deepEqual(changed, ['a', 'b']);
+    assert.deepEqual(planned(planChanges(s1, s2)).rebuild, ['a', 'b']);
   });
 
   it('chmod +x changes the code_hash', async () => {
@@ -121,14 +134,16 @@ describe('syncing a repository over HTTP', () => {
     await clone.commitAndPush('chmod +x');
     const s2 = await sync();
     assert.notEqual(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
+    assert.deepEqual(planned(planChanges(s1, s2)).rebuild, ['a']);
   });
 
   it('a broken function.yaml breaks only its folder; the others keep syncing', async () => {
     const { push, sync } = await setup('broken');
     await push({ 'a/function.yaml': NODE, 'b/function.yaml': NODE });
-    await sync();
+    const s1 = await sync();
     await push({ 'b/function.yaml': 'runtime: nodejs20\n  bad: [indent\n', 'a/handler.js': 'new' });
     const s = await sync();
+    assert.deepEqual(planned(planChanges(s1, s)), { added: [], rebuild: ['a'], redeploy: [], removed: [], errors: ['b'] });
     assert.ok(fn(s, 'a').codeHash);
     const b = fn(s, 'b');
     assert.equal(b.manifest, undefined);
