@@ -1,0 +1,270 @@
+// GENERATED from crds/*.yaml by test/cluster/gen-crd-types.ts; do not edit by hand.
+// Regenerate with: node --import tsx test/cluster/gen-crd-types.ts
+// Timestamps are RFC 3339 strings, as the API server sends them in JSON.
+
+export const GROUP = 'sless.kube5s.ru';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Label on every object a FunctionRepository generates: the repository's name. */
+export const LABEL_REPOSITORY = 'sless.kube5s.ru/repository';
+/** Annotation whose new value asks for an immediate reconcile (like Flux's reconcile.fluxcd.io/requestedAt). */
+export const ANNOTATION_REQUESTED_AT = 'sless.kube5s.ru/requestedAt';
+
+/** The standard metav1.Condition. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+/** The parts of ObjectMeta the sless kinds use, in their JSON form. */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }>;
+}
+
+export const FUNCTION_RUNTIME_VALUES = ['python3.11', 'python3.12', 'nodejs20', 'nodejs22', 'go1.23'] as const;
+export type FunctionRuntime = (typeof FUNCTION_RUNTIME_VALUES)[number];
+
+/** Set when a FunctionRepository manages this Function; absent for functions made through /v1. */
+export interface FunctionSource {
+  /** The FunctionRepository's name (same namespace). (pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$; max 63 chars) */
+  repository: string;
+  /** The function's folder, relative to the repository root. (max 1024 chars) */
+  path: string;
+  /** The commit the current spec comes from. */
+  revision?: string;
+}
+
+export interface FunctionSpec {
+  runtime: FunctionRuntime;
+  /** python "<module>.<func>", node "<file>.<export>"; ignored for go. (default "handler.handle"; max 253 chars) */
+  entrypoint?: string;
+  /** (default 128; range 64..8192; format int32) */
+  memoryMB?: number;
+  /** (default 30; range 1..900; format int32) */
+  timeoutSec?: number;
+  /** Plain environment variables; secrets belong in envFromSecrets. */
+  env?: Record<string, string>;
+  /** Secrets in the same namespace whose keys become environment variables. */
+  envFromSecrets?: string[];
+  /** sha256 over the function's code (CONTRACT.md §1); absent until code is uploaded. (pattern ^sha256:[0-9a-f]{64}$) */
+  codeHash?: string;
+  /** Where the build context (tar.gz) is stored. (max 63 chars) */
+  s3Bucket?: string;
+  /** (max 1024 chars) */
+  s3Key?: string;
+  /** Set when a FunctionRepository manages this Function; absent for functions made through /v1. */
+  source?: FunctionSource;
+}
+
+export const FUNCTION_PHASE_VALUES = ['Pending', 'Building', 'Ready', 'Failed'] as const;
+export type FunctionPhase = (typeof FUNCTION_PHASE_VALUES)[number];
+
+export interface FunctionStatus {
+  /** (range 0..inf; format int64) */
+  observedGeneration?: number;
+  conditions?: Condition[];
+  phase?: FunctionPhase;
+  /** The built image, by digest when known. */
+  imageRef?: string;
+  message?: string;
+  /** (format date-time) */
+  lastBuiltAt?: string;
+  /** Where the function answers, e.g. /fn/<namespace>/<name>. */
+  url?: string;
+  /** The value of the sless.kube5s.ru/requestedAt annotation the last reconcile answered. */
+  lastHandledRequestedAt?: string;
+}
+
+/** A serverless function. */
+export interface FunctionResource {
+  apiVersion: typeof API_VERSION;
+  kind: 'Function';
+  metadata: ObjectMeta;
+  spec: FunctionSpec;
+  status?: FunctionStatus;
+}
+
+export interface FunctionJobSpec {
+  /** The Function's name (same namespace). (pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$; max 53 chars) */
+  functionRef: string;
+  /** The JSON event handed to the function. */
+  eventJSON?: string;
+  /** The job runs again whenever this grows; 0 means do not run. (default 0; range 0..inf; format int64) */
+  runID?: number;
+}
+
+export const FUNCTION_JOB_PHASE_VALUES = ['Pending', 'Skipped', 'Running', 'Succeeded', 'Failed'] as const;
+export type FunctionJobPhase = (typeof FUNCTION_JOB_PHASE_VALUES)[number];
+
+export interface FunctionJobStatus {
+  /** (range 0..inf; format int64) */
+  observedGeneration?: number;
+  conditions?: Condition[];
+  phase?: FunctionJobPhase;
+  /** The spec.runID this status describes. (range 0..inf; format int64) */
+  runID?: number;
+  jobName?: string;
+  /** (format date-time) */
+  startTime?: string;
+  /** (format date-time) */
+  completionTime?: string;
+  /** The function's output (its JSON result) or why the run failed. */
+  message?: string;
+}
+
+/** A one-shot run of a Function. */
+export interface FunctionJobResource {
+  apiVersion: typeof API_VERSION;
+  kind: 'FunctionJob';
+  metadata: ObjectMeta;
+  spec: FunctionJobSpec;
+  status?: FunctionJobStatus;
+}
+
+/** A Secret in the same namespace with username+password or token (git credentials) and webhookSecret. */
+export interface FunctionRepositorySecretRef {
+  /** (pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$; max 253 chars) */
+  name: string;
+}
+
+export interface FunctionRepositorySpec {
+  /** The repository's HTTP(S) clone URL, without credentials (they go in secretRef). (pattern ^https?://[^\s@]+$; max 2048 chars) */
+  url: string;
+  /** The branch to follow. (default "main"; pattern ^[^\s~^:?*\[\\]+$; max 255 chars) */
+  branch?: string;
+  /** The folder searched for function.yaml files, relative to the repository root; absent means the root. (max 1024 chars) */
+  path?: string;
+  /** How often to poll the repository when no webhook arrives, a Go duration such as 30s, 1m or 1h30m. (default "1m"; pattern ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$) */
+  interval?: string;
+  /** A Secret in the same namespace with username+password or token (git credentials) and webhookSecret. */
+  secretRef?: FunctionRepositorySecretRef;
+  /** Stops syncing while true; what already runs keeps running. (default false) */
+  suspend?: boolean;
+  /** Removes the functions whose folders disappeared from git. (default true) */
+  prune?: boolean;
+}
+
+export interface FunctionRepositoryFunctionsItem {
+  name: string;
+  path: string;
+  codeHash?: string;
+  error?: string;
+}
+
+export interface FunctionRepositoryStatus {
+  /** (range 0..inf; format int64) */
+  observedGeneration?: number;
+  conditions?: Condition[];
+  /** The commit SHA of the last successful sync. */
+  revision?: string;
+  /** (format date-time) */
+  lastSyncTime?: string;
+  /** The value of the sless.kube5s.ru/requestedAt annotation the last sync answered. */
+  lastHandledRequestedAt?: string;
+  /** Where push webhooks go, e.g. /hooks/<namespace>/<name>. */
+  webhookPath?: string;
+  /** One entry per function folder found at the last sync. */
+  functions?: FunctionRepositoryFunctionsItem[];
+}
+
+/** A git repository of functions, kept in sync with the cluster. */
+export interface FunctionRepositoryResource {
+  apiVersion: typeof API_VERSION;
+  kind: 'FunctionRepository';
+  metadata: ObjectMeta;
+  spec: FunctionRepositorySpec;
+  status?: FunctionRepositoryStatus;
+}
+
+export const TRIGGER_TYPE_VALUES = ['http', 'cron'] as const;
+export type TriggerType = (typeof TRIGGER_TYPE_VALUES)[number];
+
+export interface TriggerSpec {
+  type: TriggerType;
+  /** The Function's name (same namespace). (pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$; max 53 chars) */
+  functionRef: string;
+  /** A cron expression, e.g. "0 3 * * *" (type cron only). (max 256 chars) */
+  schedule?: string;
+  /** An IANA time zone such as Europe/Moscow; absent means UTC. (pattern ^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$; max 64 chars) */
+  timezone?: string;
+  /** The JSON event handed to the function on each scheduled run. */
+  eventJSON?: string;
+  /** (default true) */
+  enabled?: boolean;
+}
+
+export interface TriggerStatus {
+  /** (range 0..inf; format int64) */
+  observedGeneration?: number;
+  conditions?: Condition[];
+  /** True when the route answers or the schedule is installed. */
+  active?: boolean;
+  url?: string;
+  /** (format date-time) */
+  lastScheduleTime?: string;
+}
+
+/** An HTTP route or a cron schedule that calls a Function. */
+export interface TriggerResource {
+  apiVersion: typeof API_VERSION;
+  kind: 'Trigger';
+  metadata: ObjectMeta;
+  spec: TriggerSpec;
+  status?: TriggerStatus;
+}
+
+/** Kind, plural and names of each sless kind (for CustomObjectsApi calls and kubectl). */
+export const KINDS = {
+  Function: {
+    kind: 'Function',
+    plural: 'functions',
+    singular: 'function',
+    shortNames: ['fn', 'fns'],
+    categories: ['sless'],
+  },
+  FunctionJob: {
+    kind: 'FunctionJob',
+    plural: 'functionjobs',
+    singular: 'functionjob',
+    shortNames: ['fnjob', 'fnjobs'],
+    categories: ['sless'],
+  },
+  FunctionRepository: {
+    kind: 'FunctionRepository',
+    plural: 'functionrepositories',
+    singular: 'functionrepository',
+    shortNames: ['fnrepo', 'fnrepos'],
+    categories: ['sless'],
+  },
+  Trigger: {
+    kind: 'Trigger',
+    plural: 'triggers',
+    singular: 'trigger',
+    shortNames: ['fntrigger', 'fntriggers'],
+    categories: ['sless'],
+  },
+} as const;
+export type SlessKind = keyof typeof KINDS;

@@ -1,0 +1,411 @@
+// Helpers for suites that run against the real test cluster (the `kube` service, test/services/kube.ts).
+//
+//   const kc = testKubeConfig();                          // admin client config; fails clearly if unset
+//   const ns = await freshNamespace(kc, 'fn-reconcile');  // random namespace for this test
+//   after(() => ns.cleanup());
+//   const fn = await eventually(async () => {              // retry until it stops throwing
+//     const f = await getFunction(...);
+//     assert.equal(f.status?.phase, 'Ready');
+//     return f;
+//   }, { timeoutMs: 20_000 });
+//
+// The cluster has no kubelet and no scheduler, so nothing ever runs a container. The "kubelet
+// harness" below sets status the way a kubelet would, so controllers see realistic objects:
+//
+//   await markPodsReady(kc, ns.name, 'app=hello', { count: 1 });       // pods Running + Ready
+//   await markDeploymentAvailable(kc, ns.name, 'hello');                // its pods Ready, Deployment Available
+//   await markJobSucceeded(kc, ns.name, 'hello-run-1', { terminationMessage: '{"ok":true}' });
+//   await markJobFailed(kc, ns.name, 'hello-run-2', { terminationMessage: 'boom' });
+//
+// With kube-controller-manager running (SLESS_TEST_KUBE_CONTROLLERS=1, the default) the Job and
+// Deployment controllers create the pods; the harness waits for them, sets their status and waits
+// until the controllers report the Job Complete/Failed or the Deployment Available. Without it, the
+// harness creates the Job's pod itself and writes the Job status (incl. the SuccessCriteriaMet /
+// FailureTarget conditions the apiserver requires before Complete / Failed).
+//
+// A pod's output: the harness puts `terminationMessage` (or else `log`) into the container's
+// state.terminated.message, as the kubelet does with terminationMessagePolicy
+// FallbackToLogsOnError. Pod logs themselves cannot be served without a kubelet.
+// For markJobFailed with controllers, give the Job `backoffLimit: 0` (sless runs a job once);
+// otherwise every retry costs the job controller's backoff (10 s, 20 s, ...).
+import { randomBytes } from 'node:crypto';
+import {
+  ApiException,
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node';
+
+export function testKubeConfig(): KubeConfig {
+  const file = process.env.SLESS_TEST_KUBECONFIG;
+  if (!file) {
+    throw new Error(
+      'SLESS_TEST_KUBECONFIG is not set: run this suite through `npm test` (it starts the kube service), ' +
+        'or `npm run cluster:up` and SLESS_TEST_KUBECONFIG=.sless-test/kubeconfig',
+    );
+  }
+  const kc = new KubeConfig();
+  kc.loadFromFile(file);
+  return kc;
+}
+
+/** Whether kube-controller-manager runs in the test cluster (set by the kube service). */
+export function controllersRunning(): boolean {
+  return process.env.SLESS_TEST_KUBE_CONTROLLERS !== '0';
+}
+
+export interface TestNamespace {
+  readonly name: string;
+  /** Deletes the namespace (without controllers it stays Terminating, which is harmless). */
+  cleanup(): Promise<void>;
+}
+
+export async function freshNamespace(kc: KubeConfig, prefix: string): Promise<TestNamespace> {
+  const base = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 50);
+  const name = `${base || 'test'}-${randomBytes(4).toString('hex')}`;
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name, labels: { 'sless-test': 'true' } } } });
+  return {
+    name,
+    cleanup: async () => {
+      try {
+        await core.deleteNamespace({ name });
+      } catch (error) {
+        if (!(error instanceof ApiException && error.code === 404)) throw error;
+      }
+    },
+  };
+}
+
+export interface EventuallyOptions {
+  readonly timeoutMs?: number;
+  readonly intervalMs?: number;
+}
+
+/** Calls fn until it resolves (without throwing) and returns its value; on timeout rethrows the
+ * last error, so the failing assertion is what the test report shows. */
+export async function eventually<T>(fn: () => Promise<T> | T, options: EventuallyOptions = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const intervalMs = options.intervalMs ?? 100;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (Date.now() + intervalMs > deadline) {
+        if (error instanceof Error) error.message = `after ${timeoutMs} ms: ${error.message}`;
+        throw error;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+// ---- kubelet harness ----
+
+export interface PodResult {
+  /** Goes to state.terminated.message of the first container (what kaniko's --digest-file or a
+   * function's output would produce). */
+  readonly terminationMessage?: string;
+  /** Used as the termination message when terminationMessage is absent (FallbackToLogsOnError). */
+  readonly log?: string;
+  /** Default 0 for success, 1 for failure. */
+  readonly exitCode?: number;
+}
+
+export interface HarnessOptions {
+  readonly timeoutMs?: number;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
+/** Marks the pods matching `selector` Running and Ready (at least `count` of them, waiting for the
+ * controllers to create them); returns their names. */
+export async function markPodsReady(
+  kc: KubeConfig,
+  namespace: string,
+  selector: string,
+  options: HarnessOptions & { readonly count?: number } = {},
+): Promise<string[]> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const count = options.count ?? 1;
+  const pods = await eventually(
+    async () => {
+      const list = await core.listNamespacedPod({ namespace, labelSelector: selector });
+      const live = list.items.filter((p) => !p.metadata?.deletionTimestamp);
+      if (live.length < count) {
+        throw new Error(
+          `${live.length} pod(s) match ${selector} in ${namespace}, waiting for ${count}` +
+            (controllersRunning() ? '' : ' (kube-controller-manager is not running: nothing creates pods)'),
+        );
+      }
+      return live;
+    },
+    { timeoutMs: options.timeoutMs },
+  );
+  for (const pod of pods) await setPodStatus(core, pod, runningStatus(pod));
+  return pods.map((p) => p.metadata?.name ?? '');
+}
+
+/** Makes Deployment `name` Available: with controllers, by readying its pods and waiting for the
+ * Deployment controller to say so; without, by writing the status a Deployment controller would. */
+export async function markDeploymentAvailable(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  options: HarnessOptions = {},
+): Promise<void> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const deployment = await apps.readNamespacedDeployment({ name, namespace });
+  const replicas = deployment.spec?.replicas ?? 1;
+  if (controllersRunning()) {
+    const labels = deployment.spec?.selector.matchLabels ?? {};
+    const selector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    if (replicas > 0) await markPodsReady(kc, namespace, selector, { ...options, count: replicas });
+    await eventually(
+      async () => {
+        const d = await apps.readNamespacedDeployment({ name, namespace });
+        const available = d.status?.conditions?.find((c) => c.type === 'Available');
+        if ((d.status?.availableReplicas ?? 0) < replicas || available?.status !== 'True') {
+          throw new Error(`Deployment ${namespace}/${name} is not Available yet: ${JSON.stringify(d.status)}`);
+        }
+      },
+      { timeoutMs: options.timeoutMs },
+    );
+    return;
+  }
+  const now = new Date().toISOString();
+  await apps.patchNamespacedDeploymentStatus(
+    {
+      name,
+      namespace,
+      body: {
+        status: {
+          observedGeneration: deployment.metadata?.generation,
+          replicas,
+          updatedReplicas: replicas,
+          readyReplicas: replicas,
+          availableReplicas: replicas,
+          conditions: [
+            { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now },
+            { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'ReplicaSet has successfully progressed.', lastUpdateTime: now, lastTransitionTime: now },
+          ],
+        },
+      },
+    },
+    mergePatch,
+  );
+}
+
+export async function markJobSucceeded(
+  kc: KubeConfig,
+  namespace: string,
+  jobName: string,
+  result: PodResult & HarnessOptions = {},
+): Promise<V1Job> {
+  return finishJob(kc, namespace, jobName, true, result);
+}
+
+export async function markJobFailed(
+  kc: KubeConfig,
+  namespace: string,
+  jobName: string,
+  result: PodResult & HarnessOptions = {},
+): Promise<V1Job> {
+  return finishJob(kc, namespace, jobName, false, result);
+}
+
+async function finishJob(
+  kc: KubeConfig,
+  namespace: string,
+  jobName: string,
+  succeeded: boolean,
+  result: PodResult & HarnessOptions,
+): Promise<V1Job> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const want = succeeded ? 'Complete' : 'Failed';
+  const finished = (job: V1Job): boolean =>
+    (job.status?.conditions ?? []).some((c) => c.type === want && c.status === 'True');
+
+  if (!controllersRunning()) {
+    const job = await batch.readNamespacedJob({ name: jobName, namespace });
+    const pod = await createJobPod(core, job);
+    await setPodStatus(core, pod, terminatedStatus(pod, succeeded, result));
+    return writeJobStatus(batch, job, succeeded);
+  }
+
+  // The job controller creates a pod; finish it, and any retry it makes, until the Job is done.
+  return eventually(
+    async () => {
+      const job = await batch.readNamespacedJob({ name: jobName, namespace });
+      if (finished(job)) return job;
+      const pods = await core.listNamespacedPod({ namespace, labelSelector: `${JOB_NAME_LABEL}=${jobName}` });
+      for (const pod of pods.items) {
+        const phase = pod.status?.phase;
+        if (phase !== 'Succeeded' && phase !== 'Failed' && !pod.metadata?.deletionTimestamp) {
+          await setPodStatus(core, pod, terminatedStatus(pod, succeeded, result));
+        }
+      }
+      throw new Error(`Job ${namespace}/${jobName} is not ${want} yet: ${JSON.stringify(job.status)}`);
+    },
+    { timeoutMs: result.timeoutMs ?? 30_000, intervalMs: 200 },
+  );
+}
+
+/** Status bodies are written as JSON (timestamps as RFC 3339 strings), not as client model objects. */
+type Json = Record<string, unknown>;
+
+async function setPodStatus(core: CoreV1Api, pod: V1Pod, status: Json): Promise<void> {
+  await core.patchNamespacedPodStatus(
+    { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } },
+    mergePatch,
+  );
+}
+
+/** Without a job controller: the pod it would have made, labelled and owned like the real one. */
+async function createJobPod(core: CoreV1Api, job: V1Job): Promise<V1Pod> {
+  const name = job.metadata?.name ?? '';
+  const namespace = job.metadata?.namespace ?? '';
+  const uid = job.metadata?.uid ?? '';
+  const template = job.spec?.template;
+  return core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: {
+        generateName: `${name}-`,
+        labels: {
+          ...template?.metadata?.labels,
+          [JOB_NAME_LABEL]: name,
+          'batch.kubernetes.io/controller-uid': uid,
+          'job-name': name,
+          'controller-uid': uid,
+        },
+        annotations: template?.metadata?.annotations,
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: true, blockOwnerDeletion: true },
+        ],
+      },
+      spec: { ...(template?.spec ?? { containers: [] }) },
+    },
+  });
+}
+
+async function writeJobStatus(batch: BatchV1Api, job: V1Job, succeeded: boolean): Promise<V1Job> {
+  const now = new Date().toISOString();
+  const startTime = job.status?.startTime ? new Date(job.status.startTime).toISOString() : now;
+  const condition = (type: string, reason: string, message: string): Json => ({
+    type,
+    status: 'True',
+    reason,
+    message,
+    lastProbeTime: now,
+    lastTransitionTime: now,
+  });
+  const status: Json = succeeded
+    ? {
+        completionTime: now,
+        succeeded: job.spec?.completions ?? 1,
+        conditions: [
+          condition('SuccessCriteriaMet', 'CompletionsReached', 'Reached expected number of succeeded pods'),
+          condition('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods'),
+        ],
+      }
+    : {
+        failed: 1,
+        conditions: [
+          condition('FailureTarget', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'),
+          condition('Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'),
+        ],
+      };
+  return batch.patchNamespacedJobStatus(
+    {
+      name: job.metadata?.name ?? '',
+      namespace: job.metadata?.namespace ?? '',
+      body: { status: { startTime, active: 0, ready: 0, terminating: 0, ...status } },
+    },
+    mergePatch,
+  );
+}
+
+let nextIp = 1;
+function podIp(): string {
+  const n = (process.pid * 256 + nextIp++) % 65_024;
+  return `10.244.${Math.floor(n / 254)}.${(n % 254) + 1}`;
+}
+
+function podConditions(now: string, ready: boolean): Json[] {
+  const reason = ready ? {} : { reason: 'PodCompleted' };
+  return [
+    { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+    { type: 'Initialized', status: 'True', lastTransitionTime: now },
+    { type: 'PodReadyToStartContainers', status: ready ? 'True' : 'False', lastTransitionTime: now },
+    { type: 'ContainersReady', status: ready ? 'True' : 'False', lastTransitionTime: now, ...reason },
+    { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: now, ...reason },
+  ];
+}
+
+function runningStatus(pod: V1Pod): Json {
+  const now = new Date().toISOString();
+  const ip = podIp();
+  return {
+    phase: 'Running',
+    hostIP: '127.0.0.1',
+    hostIPs: [{ ip: '127.0.0.1' }],
+    podIP: ip,
+    podIPs: [{ ip }],
+    startTime: now,
+    conditions: podConditions(now, true),
+    containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+      name: c.name,
+      image: c.image ?? '',
+      imageID: '',
+      ready: true,
+      started: true,
+      restartCount: 0,
+      state: { running: { startedAt: now } },
+    })),
+  };
+}
+
+function terminatedStatus(pod: V1Pod, succeeded: boolean, result: PodResult): Json {
+  const now = new Date().toISOString();
+  const startedAt = pod.status?.startTime ? new Date(pod.status.startTime).toISOString() : now;
+  const message = result.terminationMessage ?? result.log;
+  return {
+    phase: succeeded ? 'Succeeded' : 'Failed',
+    hostIP: '127.0.0.1',
+    hostIPs: [{ ip: '127.0.0.1' }],
+    startTime: startedAt,
+    conditions: podConditions(now, false),
+    containerStatuses: (pod.spec?.containers ?? []).map((c, i) => ({
+      name: c.name,
+      image: c.image ?? '',
+      imageID: '',
+      ready: false,
+      started: false,
+      restartCount: 0,
+      state: {
+        terminated: {
+          exitCode: result.exitCode ?? (succeeded ? 0 : 1),
+          reason: succeeded ? 'Completed' : 'Error',
+          ...(i === 0 && message !== undefined ? { message } : {}),
+          startedAt,
+          finishedAt: now,
+        },
+      },
+    })),
+  };
+}
