@@ -285,7 +285,14 @@ def serve(handler, with_context):
         pass
     server.shutdown()
     connections.drain()
-    server.server_close()
+    # server_close() joins the request threads; give them at most the grace period, then leave.
+    closer = threading.Thread(target=server.server_close, name="sless-drain", daemon=True)
+    closer.start()
+    closer.join(min(TIMEOUT_SEC, 25))
+    if closer.is_alive():
+        log("requests still running after the grace period: exiting anyway")
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 
