@@ -83,6 +83,11 @@ for (const target of TARGETS) {
 }
 
 describe('go1.23 build', { timeout: 300_000 }, () => {
+  it("passes the Go runtime's own unit tests and go vet (signature checks, result mapping)", async () => {
+    const run = await runOnce(['go', '-C', 'runtimes/go/runtime', 'test', '-vet=all', './...'], {}, 240_000);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+  });
+
   it('refuses a function folder without func Handle, saying what it looks for', async () => {
     const run = await runOnce(
       ['sh', 'runtimes/go/build.sh', 'test/fixtures/runtimes/python', '/tmp/never-built'],
