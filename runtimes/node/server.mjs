@@ -145,6 +145,9 @@ function toResponse(value) {
   if (typeof value === 'string') return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: value };
   if (value instanceof Uint8Array) return { status: 200, headers: { 'content-type': 'application/octet-stream' }, body: value };
   if (isResponseObject(value)) {
+    if (!Number.isInteger(value.statusCode) || value.statusCode < 100 || value.statusCode > 599) {
+      throw new Error(`statusCode ${value.statusCode} is not an HTTP status (100-599)`);
+    }
     const headers = {};
     for (const [k, v] of Object.entries(value.headers ?? {})) headers[k] = String(v);
     const body = value.body;
@@ -194,7 +197,15 @@ function serve(handler) {
         log(`handler error on ${req.method} ${url.pathname}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
         response = { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: errorMessage(err) }) };
       }
-      res.writeHead(response.status, response.headers).end(response.body);
+      try {
+        res.writeHead(response.status, response.headers).end(response.body);
+      } catch (err) {
+        // e.g. a header value with a newline: the handler's mistake, reported like a thrown error
+        log(`invalid response on ${req.method} ${url.pathname}: ${errorMessage(err)}`);
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: errorMessage(err) }));
+        } else res.destroy();
+      }
     });
   });
   server.on('error', (err) => fail(`cannot listen on port ${port}: ${err.message}`));

@@ -128,7 +128,12 @@ def to_response(value):
         return 200, {"Content-Type": "application/octet-stream"}, bytes(value)
     status = value.get("statusCode") if isinstance(value, dict) else None
     if isinstance(status, int) and not isinstance(status, bool):
+        if not 100 <= status <= 599:
+            raise ValueError("statusCode %d is not an HTTP status (100-599)" % status)
         headers = {str(k): str(v) for k, v in (value.get("headers") or {}).items()}
+        for k, v in headers.items():
+            if any(c in k + v for c in "\r\n\0") or not k:
+                raise ValueError("invalid response header %r" % k)
         body = value.get("body")
         if body is None:
             return status, headers, b""

@@ -124,6 +124,12 @@ for (const target of TARGETS) {
       assert.equal((await fetch(`${server.url}/text`)).status, 200);
     });
 
+    it('answers 500 when the handler returns a statusCode that is not an HTTP status', async () => {
+      const res = await fetch(`${server.url}/bad-status`);
+      assert.equal(res.status, 500);
+      assert.match(((await res.json()) as { error: string }).error, /statusCode 42 is not an HTTP status/);
+    });
+
     it("gives the handler the function's environment", async () => {
       assert.deepEqual(await (await fetch(`${server.url}/env`)).json(), { greeting: 'hi from env' });
     });

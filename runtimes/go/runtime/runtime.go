@@ -204,6 +204,9 @@ func toResponse(result any) (response, error) {
 }
 
 func responseObject(status int, v map[string]any) (response, error) {
+	if status < 100 || status > 599 {
+		return response{}, fmt.Errorf("statusCode %d is not an HTTP status (100-599)", status)
+	}
 	headers := map[string]string{}
 	if hs, ok := v["headers"].(map[string]any); ok {
 		for k, val := range hs {
