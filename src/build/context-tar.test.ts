@@ -149,6 +149,17 @@ describe('buildContextTar', () => {
     await assert.rejects(bad([f('Dockerfile')], [dockerfile], ''), /two entries for "Dockerfile"/);
   });
 
+  it('streams large files with backpressure and lets a reader stop early', async () => {
+    const big = Buffer.alloc(6 * 1024 * 1024, 7);
+    big.write('start');
+    const entries = await list(await buffer(buildContextTar([{ path: 'model.bin', mode: '100644', content: big }])));
+    assert.equal(entries.find((e) => e.name === 'function/model.bin')!.body.length, big.length);
+
+    const early = buildContextTar([{ path: 'model.bin', mode: '100644', content: big }]);
+    for await (const _chunk of early) break; // destroys the stream
+    assert.equal(early.destroyed, true);
+  });
+
   it('passes on an error from the file source', async () => {
     async function* failing(): AsyncIterable<ContextFile> {
       yield files[0]!;

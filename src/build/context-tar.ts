@@ -58,10 +58,12 @@ export function buildContextTar(
   const out = new Transform({ transform: fixGzipOsByte() });
   void (async () => {
     const entries = await collectEntries(files, extra, options.codeDir ?? DEFAULT_CODE_DIR);
-    const packing = pipeline(pack, gzip, out);
-    for (const entry of entries) await writeEntry(pack, entry);
-    pack.finalize();
-    await packing;
+    const writing = (async () => {
+      for (const entry of entries) await writeEntry(pack, entry);
+      pack.finalize();
+    })();
+    // Either side may fail first (e.g. the reader gives up): whichever does ends the stream.
+    await Promise.all([pipeline(pack, gzip, out), writing]);
   })().catch((err: unknown) => {
     pack.destroy();
     out.destroy(err instanceof Error ? err : new Error(String(err)));
