@@ -246,7 +246,7 @@ def make_request_handler(handler, with_context, connections):
             if status != 204 and not has_header(headers, "content-length"):
                 self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            if status != 204:
+            if status != 204 and self.command != "HEAD":
                 self.wfile.write(body)
 
     return RequestHandler

@@ -73,6 +73,24 @@ for (const target of TARGETS) {
       assert.equal(((await res.json()) as Echo).event, 'just some text {');
     });
 
+    it('reads a streamed (chunked) body whole, as a proxy forwards it', async () => {
+      const parts = ['{"parts":', '[1,2', ',3]}'];
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const p of parts) controller.enqueue(new TextEncoder().encode(p));
+          controller.close();
+        },
+      });
+      const res = await fetch(`${server.url}/stream`, {
+        method: 'POST',
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      const { event, context } = (await res.json()) as Echo;
+      assert.deepEqual(event, { parts: [1, 2, 3] });
+      assert.equal(context.headers['transfer-encoding'] ?? 'chunked', 'chunked');
+    });
+
     it('hands {} to the handler when there is no body', async () => {
       const res = await fetch(`${server.url}/anything`);
       const { event, context } = (await res.json()) as Echo;
