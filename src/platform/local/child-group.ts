@@ -83,19 +83,20 @@ export class ChildGroup {
     const keep = (text: string) => {
       tail = (tail + text).slice(-TAIL_BYTES);
     };
-    const logLines = (text: string, warn: boolean) => {
+    // Runtimes log to stderr as a matter of course, so both streams are plain info lines.
+    const logLines = (text: string) => {
       if (opts.quiet) return;
       for (const line of text.split('\n')) {
-        if (line.trim()) (warn ? opts.logger.warn : opts.logger.info)(`[${opts.label}] ${line}`);
+        if (line.trim()) opts.logger.info(`[${opts.label}] ${line}`);
       }
     };
     proc.stdout.setEncoding('utf8').on('data', (d: string) => {
       if (opts.captureStdout) out += d;
-      else logLines(d, false);
+      else logLines(d);
       keep(d);
     });
     proc.stderr.setEncoding('utf8').on('data', (d: string) => {
-      logLines(d, true);
+      logLines(d);
       keep(d);
     });
     const exited = new Promise<ExitStatus>((resolve) => {

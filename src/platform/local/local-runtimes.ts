@@ -65,7 +65,7 @@ export function localRuntimes(opts: { root?: string; python?: string; node?: str
               : step('npm', ['install', '--omit=dev', '--no-audit', '--no-fund']),
           ];
         case 'go':
-          return [step('bash', [path.join(root, 'runtimes/go/build.sh'), appDir, path.join(appDir, '.sless-function')])];
+          return [step('sh', [path.join(root, 'runtimes/go/build.sh'), appDir, path.join(appDir, '.sless-function')])];
       }
     },
     command(runtime, appDir, serve: ServeOptions) {

@@ -5,6 +5,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FunctionManifest } from '../../manifest/types.ts';
+import type { BaseImages } from '../../plan/plan-changes.ts';
 import type { Snapshot } from '../../source/types.ts';
 import type { FunctionRecord, JobRecord, RepositoryFunctionStatus, TriggerRecord } from '../types.ts';
 
@@ -21,7 +22,9 @@ export interface StoredFunction {
 export interface StoredRepository {
   readonly revision?: string;
   readonly lastSyncTime?: string;
+  /** `plan.applied` of the last sync: what runs (broken functions keep their last good entry). */
   readonly snapshot?: Snapshot;
+  readonly baseImages?: BaseImages;
   readonly lastError?: string;
   /** Status per function of the last synced revision, broken ones included. */
   readonly functions?: readonly RepositoryFunctionStatus[];

@@ -1,0 +1,186 @@
+// `sless dev`: the whole platform on one machine — no cluster, no S3, no registry. Follows one
+// repository (git URL, local git repository or folder), runs its functions as child processes and
+// serves /fn, /v1 and /hooks exactly as the controller does. Ctrl-C / SIGTERM stops every child.
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { SignJWT } from 'jose';
+import { Registry } from 'prom-client';
+import type { AuthOptions } from '../auth/token-verifier.ts';
+import { loadDevConfig, type DevConfig } from '../config/config.ts';
+import { buildApp } from '../http/build-app.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import { LocalPlatform } from '../platform/local/local-platform.ts';
+import { localRuntimes } from '../platform/local/local-runtimes.ts';
+import { streamLogger, type Logger } from '../platform/local/logger.ts';
+import { openRepository } from '../platform/local/open-repository.ts';
+import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
+import { openPgStore } from '../store/pg-store.ts';
+import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
+import type { CommandIo } from './io.ts';
+
+export interface DevServer {
+  /** e.g. http://localhost:8080 */
+  readonly url: string;
+  readonly port: number;
+  readonly platform: LocalPlatform;
+  readonly app: FastifyInstance;
+  /** Printed at start: an admin token (when sless dev holds the signing secret). */
+  readonly adminToken?: string;
+  readonly webhookSecret: string;
+  close(): Promise<void>;
+}
+
+interface Logs {
+  readonly invocationLog: InvocationLog;
+  readonly buildLog: BuildLog;
+  readonly storeHealth?: StoreHealth;
+  close?(): Promise<void>;
+}
+
+async function openLogs(config: DevConfig, registry: Registry, logger: Logger): Promise<Logs> {
+  if (!config.databaseUrl) return { invocationLog: createMemoryInvocationLog(), buildLog: createMemoryBuildLog() };
+  const store = await openPgStore({
+    connectionString: config.databaseUrl,
+    metrics: createMetrics(registry),
+    retentionDays: config.invocationRetentionDays,
+  });
+  logger.info('invocation and build logs go to PostgreSQL (--database-url)');
+  return { invocationLog: store.invocationLog, buildLog: store.buildLog, storeHealth: store.health, close: () => store.close() };
+}
+
+/** How /v1 tokens are checked; generates an HS256 secret when none of the ways is configured. */
+function authOf(config: DevConfig): { auth: AuthOptions; signingSecret?: string } {
+  const common = { issuer: config.jwtIssuer, audience: config.jwtAudience, adminClaim: config.adminClaim };
+  if (config.jwksUrl) return { auth: { ...common, key: { kind: 'jwks', url: config.jwksUrl } } };
+  if (config.jwtPublicKey) return { auth: { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } } };
+  if (config.authInsecure) return { auth: { ...common, key: { kind: 'insecure' } } };
+  const secret = config.jwtSecret ?? randomBytes(32).toString('base64url');
+  return { auth: { ...common, key: { kind: 'hs256', secret } }, signingSecret: secret };
+}
+
+async function adminToken(config: DevConfig, secret: string): Promise<string> {
+  let jwt = new SignJWT({ [config.adminClaim]: true })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('sless-dev-admin')
+    .setIssuedAt()
+    .setExpirationTime('30d');
+  if (config.jwtIssuer) jwt = jwt.setIssuer(config.jwtIssuer);
+  if (config.jwtAudience) jwt = jwt.setAudience(config.jwtAudience);
+  return jwt.sign(new TextEncoder().encode(secret));
+}
+
+/** Starts everything and returns once the server listens (the first sync runs in the background). */
+export async function startDev(config: DevConfig, io: CommandIo): Promise<DevServer> {
+  const logger = streamLogger((line) => io.stdout.write(line));
+  const dataDir = path.resolve(config.dataDir);
+  const webhookSecret = config.webhookSecret ?? randomBytes(24).toString('base64url');
+  const { auth, signingSecret } = authOf(config);
+  const repository = await openRepository({
+    repo: config.repo,
+    branch: config.branch,
+    path: config.path,
+    cacheDir: path.join(dataDir, 'git'),
+    logger,
+  });
+  let publicUrl = `http://localhost:${config.port}`;
+  const registry = new Registry();
+  const logs = await openLogs(config, registry, logger);
+  const platform = new LocalPlatform({
+    dataDir,
+    namespace: config.namespace,
+    repoName: config.repoName,
+    repository,
+    runtimes: localRuntimes(),
+    webhookSecret,
+    pollIntervalMs: config.pollInterval,
+    logger,
+    buildLog: logs.buildLog,
+    publicUrl: () => publicUrl,
+  });
+  const app = await buildApp({
+    platform,
+    invocationLog: logs.invocationLog,
+    buildLog: logs.buildLog,
+    storeHealth: logs.storeHealth,
+    auth,
+    registry,
+    limits: { proxyBodyBytes: config.maxBodyBytes },
+    // Per-request lines would drown the function log; warnings and errors still show.
+    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(l) } },
+  });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await logs.close?.();
+    throw new Error(`cannot listen on ${config.host}:${config.port} (${(err as Error).message}); pass another --port`, { cause: err });
+  }
+  const port = (app.server.address() as AddressInfo).port;
+  const shownHost = ['127.0.0.1', '0.0.0.0', '::', '::1'].includes(config.host) ? 'localhost' : config.host;
+  publicUrl = `http://${shownHost}:${port}`;
+  await platform.start();
+
+  const token = signingSecret ? await adminToken(config, signingSecret) : undefined;
+  const hook = `${publicUrl}/hooks/${config.namespace}/${config.repoName}`;
+  io.stdout.write(
+    [
+      '',
+      `sless dev listening on ${publicUrl}`,
+      `  repository  ${repository.displayUrl} (branch ${repository.branch}${config.path ? `, path ${config.path}` : ''})`,
+      `  functions   ${publicUrl}/fn/${config.namespace}/<name>`,
+      `  webhook     POST ${hook}  (secret: ${webhookSecret})`,
+      token
+        ? `  admin token (sub sless-dev-admin, claim ${config.adminClaim}: true, 30 days):\n    export SLESS_TOKEN=${token}`
+        : '  /v1 tokens: issued by your configured issuer (SLESS_JWKS_URL / SLESS_JWT_PUBLIC_KEY / insecure mode)',
+      `  data        ${dataDir}`,
+      '',
+      '',
+    ].join('\n'),
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: publicUrl,
+    port,
+    platform,
+    app,
+    adminToken: token,
+    webhookSecret,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await platform.close();
+        await logs.close?.();
+      })();
+      return closing;
+    },
+  };
+}
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const config = loadDevConfig(argv, process.env);
+  const dev = await startDev(config, io);
+  // Whatever ends this process, no child outlives it.
+  const lastResort = () => dev.platform.killAllNow();
+  process.on('exit', lastResort);
+  void dev.platform.idle().then(async () => {
+    const fns = await dev.platform.listFunctions(config.namespace);
+    if (fns.length === 0) return;
+    io.stdout.write(`\n${fns.map((f) => `  ${f.name.padEnd(24)} ${f.phase.padEnd(8)} ${f.url ?? ''}`).join('\n')}\n\n`);
+  });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  io.stdout.write(`\n${signal}: stopping every function process...\n`);
+  const force = () => {
+    dev.platform.killAllNow();
+    process.exit(130);
+  };
+  process.once('SIGINT', force).once('SIGTERM', force);
+  await dev.close();
+  process.off('exit', lastResort);
+  io.stdout.write('sless dev stopped\n');
+  return 0;
+}
