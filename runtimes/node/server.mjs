@@ -171,7 +171,7 @@ async function runJob(handler) {
   const context = { method: '', path: '', query: {}, headers: {}, function: functionName, namespace, deadline: deadline() };
   try {
     const result = await invoke(handler, parseEvent(Buffer.from(raw, 'utf8')), context);
-    process.stdout.write(`${JSON.stringify(result ?? null)}\n`);
+    writeResult(`${JSON.stringify(result ?? null)}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`${err instanceof Error && err.stack ? err.stack : String(err)}\n`);
@@ -220,6 +220,11 @@ function serve(handler) {
   };
   process.once('SIGTERM', stop).once('SIGINT', stop);
 }
+
+// In job mode stdout carries the result line only: the function's own output (console.log included)
+// goes to stderr.
+const writeResult = process.stdout.write.bind(process.stdout);
+if (env.SLESS_MODE === 'job') process.stdout.write = process.stderr.write.bind(process.stderr);
 
 const handler = await loadHandler();
 if (env.SLESS_MODE === 'job') process.exitCode = await runJob(handler);

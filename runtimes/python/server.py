@@ -258,8 +258,8 @@ def run_job(handler, with_context):
                "function": FUNCTION_NAME, "namespace": NAMESPACE, "deadline": deadline()}
     try:
         result = invoke(handler, with_context, parse_event(raw), context)
-        sys.stdout.write(dumps(result).decode("utf-8") + "\n")
-        sys.stdout.flush()
+        RESULT_OUT.write(dumps(result).decode("utf-8") + "\n")
+        RESULT_OUT.flush()
         return 0
     except Exception:
         sys.stderr.write(traceback.format_exc())
@@ -301,7 +301,13 @@ def serve(handler, with_context):
     return 0
 
 
+# In job mode stdout carries the result line only: the function's own prints go to stderr.
+RESULT_OUT = sys.stdout
+
+
 def main():
+    if os.environ.get("SLESS_MODE") == "job":
+        sys.stdout = sys.stderr
     handler = load_handler()
     with_context = takes_context(handler)
     if os.environ.get("SLESS_MODE") == "job":

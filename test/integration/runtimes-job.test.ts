@@ -10,7 +10,7 @@ for (const target of TARGETS) {
   describe(`${target.runtime} runtime in job mode and at start and stop`, { timeout: 360_000 }, () => {
     before(() => target.prepare());
 
-    it('runs the handler once with SLESS_EVENT, prints the result as JSON and exits 0', async () => {
+    it('runs the handler once with SLESS_EVENT, prints only the result as JSON on stdout and exits 0', async () => {
       const launch = target.contextHandler();
       const run = await runOnce(launch.argv, {
         ...launch.env,
@@ -20,6 +20,7 @@ for (const target of TARGETS) {
       assert.equal(run.code, 0, run.stderr);
       const lines = run.stdout.trim().split('\n');
       assert.equal(lines.length, 1, `one line of JSON on stdout, got ${JSON.stringify(run.stdout)}`);
+      assert.match(run.stderr, /log line from the handler/, "the function's own stdout goes to stderr");
       const out = JSON.parse(lines[0]!) as { event: unknown; context: Record<string, unknown> };
       assert.deepEqual(out.event, { input: [100, 200, 300] });
       assert.equal(out.context.function, 'seeder');

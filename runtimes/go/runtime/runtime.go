@@ -298,6 +298,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request, s settings) 
 }
 
 func runJob(h *handler, s settings) int {
+	// stdout carries the result line only: the function's own output goes to stderr.
+	resultOut := os.Stdout
+	os.Stdout = os.Stderr
 	deadline := time.Now().Add(s.timeout)
 	inv := invocation{Query: map[string]string{}, Headers: map[string]string{}, Function: s.function,
 		Namespace: s.namespace, Deadline: formatDeadline(deadline)}
@@ -313,7 +316,7 @@ func runJob(h *handler, s settings) int {
 		fmt.Fprintf(os.Stderr, "the result cannot be encoded as JSON: %v\n", err)
 		return 1
 	}
-	fmt.Println(string(out))
+	fmt.Fprintln(resultOut, string(out))
 	return 0
 }
 
