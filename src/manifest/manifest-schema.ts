@@ -68,53 +68,21 @@ const jsonValue = z.unknown().superRefine((value, ctx) => {
   walk(value, []);
 });
 
-/**
- * A cross-field refinement normally runs only when the whole object is valid; this lets it run when
- * just the fields it reads are, so one pass reports every problem of a file.
- */
-function fieldsValid(...fields: string[]) {
-  return (payload: z.core.ParsePayload): boolean =>
-    typeof payload.value === 'object' &&
-    payload.value !== null &&
-    !payload.issues.some((issue) => {
-      const head = issue.path?.[0];
-      return head === undefined ? issue.code !== 'unrecognized_keys' : fields.includes(String(head));
-    });
-}
-
-/** Adds an issue at `[i, 'name']` to every item whose name an earlier item already used. */
-function uniqueNames(what: string) {
-  return (items: readonly { name: string }[], ctx: z.core.$RefinementCtx<readonly { name: string }[]>) => {
-    const seen = new Map<string, number>();
-    items.forEach((item, i) => {
-      const first = seen.get(item.name);
-      if (first === undefined) seen.set(item.name, i);
-      else {
-        ctx.addIssue({
-          code: 'custom',
-          path: [i, 'name'],
-          message: `${what} name "${item.name}" is already used by ${what}s[${first}]; names must be unique within the function`,
-        });
-      }
-    });
-  };
-}
-
-const scheduleShape = z.strictObject({
+const schedule = z.strictObject({
   name: dnsLabel('schedule name'),
-  cron: z.string(),
-  timezone: z.string().optional(),
+  cron: z.string().superRefine((cron, ctx) => {
+    const why = checkCron(cron);
+    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+  }),
+  timezone: z
+    .string()
+    .superRefine((zone, ctx) => {
+      const why = checkTimezone(zone);
+      if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+    })
+    .optional(),
   event: jsonValue.optional(),
 });
-const schedule = scheduleShape.superRefine(
-  (s, ctx) => {
-    const zoneProblem = s.timezone === undefined ? undefined : checkTimezone(s.timezone);
-    if (zoneProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['timezone'], message: zoneProblem });
-    const cronProblem = checkCron(s.cron, zoneProblem === undefined ? s.timezone : undefined);
-    if (cronProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['cron'], message: cronProblem });
-  },
-  { when: fieldsValid('cron', 'timezone') },
-);
 
 const job = z.strictObject({
   name: dnsLabel('job name'),
@@ -138,54 +106,41 @@ const envName = z.string().superRefine((k, ctx) => {
   }
 });
 
-export const manifestSchema = z
-  .strictObject({
-    name: z
-      .string()
-      .superRefine((name, ctx) => {
-        const why = checkFunctionName(name);
-        if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
-      })
-      .optional(),
-    runtime: z.enum(RUNTIMES, { error: `must be one of ${RUNTIMES.join(', ')}` }),
-    entrypoint: z.string().optional(),
-    memory_mb: intIn(64, 8192).default(128),
-    timeout_sec: intIn(1, 900).default(30),
-    env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' })).default({}),
-    env_from_secrets: z
-      .array(
-        z
-          .string()
-          .max(253)
-          .regex(DNS_SUBDOMAIN, 'must be a Secret name: lowercase letters, digits, "-" and "."'),
-      )
-      .superRefine((secrets, ctx) => {
-        secrets.forEach((secret, i) => {
-          if (secrets.indexOf(secret) !== i)
-            ctx.addIssue({ code: 'custom', path: [i], message: `"${secret}" is listed twice` });
-        });
-      })
-      .default([]),
-    include: z.array(repoPath).default([]),
-    ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
-    http: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
-    schedules: z.array(schedule).superRefine(uniqueNames('schedule')).default([]),
-    jobs: z.array(job).superRefine(uniqueNames('job')).default([]),
-  })
-  .superRefine(
-    (m, ctx) => {
-      if (m.entrypoint === undefined) return;
-      const why = checkEntrypoint(m.runtime, m.entrypoint);
-      if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['entrypoint'], message: why });
-    },
-    { when: fieldsValid('runtime', 'entrypoint') },
-  );
+export const manifestSchema = z.strictObject({
+  name: z
+    .string()
+    .superRefine((name, ctx) => {
+      const why = checkFunctionName(name);
+      if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+    })
+    .optional(),
+  runtime: z.enum(RUNTIMES, {
+    error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${RUNTIMES.join(', ')}`),
+  }),
+  entrypoint: z.string().optional(),
+  memory_mb: intIn(64, 8192).default(128),
+  timeout_sec: intIn(1, 900).default(30),
+  env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' })).default({}),
+  env_from_secrets: z
+    .array(
+      z
+        .string()
+        .max(253)
+        .regex(DNS_SUBDOMAIN, 'must be a Secret name: lowercase letters, digits, "-" and "."'),
+    )
+    .default([]),
+  include: z.array(repoPath).default([]),
+  ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
+  http: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+  schedules: z.array(schedule).default([]),
+  jobs: z.array(job).default([]),
+});
 
 /** The keys each mapping may hold, for "unknown key" messages; keyed by the path with indexes dropped. */
 export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   '': Object.keys(manifestSchema.shape),
   http: ['enabled'],
-  schedules: Object.keys(scheduleShape.shape),
+  schedules: Object.keys(schedule.shape),
   jobs: Object.keys(job.shape),
 };
 

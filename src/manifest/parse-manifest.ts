@@ -16,6 +16,7 @@ import {
   manifestSchema,
   type RawManifest,
 } from './manifest-schema.ts';
+import { crossCheck } from './cross-check.ts';
 import { rememberNameLine } from './name-lines.ts';
 import type { FunctionManifest, ManifestProblem } from './types.ts';
 
@@ -70,10 +71,16 @@ export function parseManifest(text: string, opts: ParseManifestOptions): ParsedM
   if (shape.length > 0) return { problems: shape, name: readableName(doc) ?? dirName };
 
   coerceEnvScalars(doc);
-  const result = manifestSchema.safeParse(doc.toJS({ maxAliasCount: 0 }), { error: userMessage });
-  if (!result.success) {
-    const problems = result.error.issues
+  const input: unknown = doc.toJS({ maxAliasCount: 0 });
+  const result = manifestSchema.safeParse(input, { error: userMessage });
+  const cross = crossCheck(input).map((c) => {
+    const at = locateNode(doc, lineCounter, c.path);
+    return problem(at?.line ?? 0, formatKeyPath(c.path), c.message, at?.column);
+  });
+  if (!result.success || cross.length > 0) {
+    const problems = (result.success ? [] : result.error.issues)
       .flatMap((issue) => issueProblems(issue, doc, lineCounter, problem))
+      .concat(cross)
       .sort((a, b) => a.line - b.line);
     return { problems, name: readableName(doc) ?? dirName };
   }

@@ -1,0 +1,55 @@
+// Rules that relate several values (unique names in a list, an entrypoint's form per runtime). They
+// run on the raw parsed YAML apart from the zod schema, because zod skips an object's refinements as
+// soon as one of its fields fails, and a user fixing a file wants every problem in one pass.
+import { checkEntrypoint } from './manifest-schema.ts';
+import { RUNTIMES, type Runtime } from './types.ts';
+
+export interface CrossIssue {
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+export function crossCheck(raw: unknown): CrossIssue[] {
+  if (!isRecord(raw)) return [];
+  const issues: CrossIssue[] = [];
+  for (const [list, what] of [
+    ['schedules', 'schedule'],
+    ['jobs', 'job'],
+  ] as const) {
+    repeats(raw[list], (item) => (isRecord(item) ? item['name'] : undefined)).forEach(([i, first, name]) =>
+      issues.push({
+        path: [list, i, 'name'],
+        message: `${what} name "${name}" is already used by ${list}[${first}]; names must be unique within the function`,
+      }),
+    );
+  }
+  repeats(raw['env_from_secrets'], (item) => item).forEach(([i, , name]) =>
+    issues.push({ path: ['env_from_secrets', i], message: `"${name}" is listed twice` }),
+  );
+  const runtime = raw['runtime'];
+  const entrypoint = raw['entrypoint'];
+  if (typeof entrypoint === 'string' && (RUNTIMES as readonly unknown[]).includes(runtime)) {
+    const why = checkEntrypoint(runtime as Runtime, entrypoint);
+    if (why !== undefined) issues.push({ path: ['entrypoint'], message: why });
+  }
+  return issues;
+}
+
+/** [index, index of the first use, value] for every string value an earlier item already had. */
+function repeats(list: unknown, key: (item: unknown) => unknown): Array<[number, number, string]> {
+  if (!Array.isArray(list)) return [];
+  const seen = new Map<string, number>();
+  const out: Array<[number, number, string]> = [];
+  (list as unknown[]).forEach((item, i) => {
+    const value = key(item);
+    if (typeof value !== 'string') return;
+    const first = seen.get(value);
+    if (first === undefined) seen.set(value, i);
+    else out.push([i, first, value]);
+  });
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
