@@ -1,20 +1,19 @@
 // What the controller needs to know about its surroundings. Parsed once by src/config (the only reader
 // of process.env) and handed in as one frozen object; nothing under src/platform/kubernetes reads env.
 
-/** The community fork of kaniko (upstream GoogleContainerTools/kaniko was archived in June 2025). */
-export const DEFAULT_KANIKO_IMAGE = 'martizih/kaniko:v1.28.0';
-
 export interface S3Settings {
-  /** Full URL, e.g. `http://seaweedfs.sless-system:8333`; also handed to kaniko as S3_ENDPOINT. */
-  readonly endpoint: string;
+  /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */
+  readonly endpoint?: string;
   readonly bucket: string;
   readonly region: string;
-  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /** Copied into a Secret in the build namespace for kaniko; unset = kaniko uses its own (e.g. workload identity). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
 
 export interface ControllerSettings {
   /** Registry (and optional path) images are pushed to: `<registry>/<ns>-<name>:<build key>`. */
   readonly registry: string;
+  /** Pinned builder image (the lead's config defaults it to the maintained kaniko fork). */
   readonly kanikoImage: string;
   /** Where kaniko Jobs run, so registry and S3 credentials never enter user namespaces. */
   readonly buildNamespace: string;

@@ -65,8 +65,12 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
                 '--use-new-run',
               ],
               env: [
-                { name: 'S3_ENDPOINT', value: settings.s3.endpoint },
-                { name: 'S3_FORCE_PATH_STYLE', value: 'true' },
+                ...(settings.s3.endpoint
+                  ? [
+                      { name: 'S3_ENDPOINT', value: settings.s3.endpoint },
+                      { name: 'S3_FORCE_PATH_STYLE', value: 'true' },
+                    ]
+                  : []),
                 { name: 'AWS_REGION', value: settings.s3.region },
                 secretEnv('AWS_ACCESS_KEY_ID', BUILD_S3_SECRET, 'AWS_ACCESS_KEY_ID'),
                 secretEnv('AWS_SECRET_ACCESS_KEY', BUILD_S3_SECRET, 'AWS_SECRET_ACCESS_KEY'),
@@ -96,5 +100,5 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
 }
 
 function secretEnv(name: string, secret: string, key: string) {
-  return { name, valueFrom: { secretKeyRef: { name: secret, key } } };
+  return { name, valueFrom: { secretKeyRef: { name: secret, key, optional: true } } };
 }

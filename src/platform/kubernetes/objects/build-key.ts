@@ -16,11 +16,6 @@ export function buildKey(input: BuildInput): string {
     .digest('hex');
 }
 
-/** Object key of a build context in S3: content-addressed by the build key, shared by equal builds. */
-export function contextKey(key: string): string {
-  return `contexts/${key}.tar.gz`;
-}
-
 /** Image tags allow 128 chars; 40 hex of the key are plenty and keep references readable. */
 export function imageTag(key: string): string {
   return key.slice(0, 40);

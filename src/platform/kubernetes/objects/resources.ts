@@ -78,6 +78,8 @@ export interface FunctionJobSpec {
   runID?: number;
 }
 export interface FunctionJobStatus {
+  /** The runID this status describes. */
+  runID?: number;
   phase?: 'Pending' | 'Skipped' | 'Running' | 'Succeeded' | 'Failed';
   jobName?: string;
   startTime?: string;

@@ -36,7 +36,7 @@ export function apiMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function describe(obj: KubernetesObject): string {
+function describe(obj: EventTarget): string {
   return `${obj.kind ?? '?'} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name ?? '?'}`;
 }
 
@@ -62,20 +62,21 @@ export class KubeClient {
   }
 
   /** Server-side apply: the object as we want it; fields we no longer send are dropped from our ownership. */
-  async apply<T extends KubernetesObject>(obj: T): Promise<T> {
+  async apply<T extends EventTarget>(obj: T): Promise<T> {
     this.requests++;
     try {
-      return await this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      const body = obj as unknown as KubernetesObject;
+      return (await this.objects.patch(body, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as unknown as T;
     } catch (err) {
       throw new Error(`apply ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
     }
   }
 
   /** Creates obj; answers 'exists' instead of failing when an object of that name is already there. */
-  async createIfAbsent(obj: KubernetesObject): Promise<'created' | 'exists'> {
+  async createIfAbsent(obj: EventTarget): Promise<'created' | 'exists'> {
     this.requests++;
     try {
-      await this.objects.create(obj, undefined, undefined, FIELD_MANAGER);
+      await this.objects.create(obj as unknown as KubernetesObject, undefined, undefined, FIELD_MANAGER);
       return 'created';
     } catch (err) {
       if (isStatus(err, 409)) return 'exists';
@@ -94,10 +95,10 @@ export class KubeClient {
   }
 
   /** Deletes with background propagation; a missing object counts as deleted. */
-  async delete(obj: KubernetesObject): Promise<void> {
+  async delete(obj: EventTarget): Promise<void> {
     this.requests++;
     try {
-      await this.objects.delete(obj, undefined, undefined, undefined, undefined, 'Background');
+      await this.objects.delete(obj as unknown as KubernetesObject, undefined, undefined, undefined, undefined, 'Background');
     } catch (err) {
       if (isStatus(err, 404)) return;
       throw new Error(`delete ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
@@ -105,13 +106,13 @@ export class KubeClient {
   }
 
   /** JSON merge patch of an object's main resource (finalizers, annotations). */
-  async mergePatch(obj: KubernetesObject, patch: Record<string, unknown>): Promise<void> {
+  async mergePatch(obj: EventTarget, patch: Record<string, unknown>): Promise<void> {
     this.requests++;
     const target = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace }, ...patch };
     try {
       await this.objects.patch(target, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch);
     } catch (err) {
-      throw new Error(`patch ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
+      throw new Error(`patch ${describe(target)} failed: ${apiMessage(err)}`, { cause: err });
     }
   }
 
@@ -126,6 +127,21 @@ export class KubeClient {
     } catch (err) {
       if (isStatus(err, 404)) return;
       throw new Error(`patch status of ${kind} ${namespace}/${name} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** A Secret's data, decoded; undefined when it does not exist. */
+  async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    this.requests++;
+    try {
+      const secret = await this.core.readNamespacedSecret({ name, namespace });
+      const data: Record<string, string> = {};
+      for (const [k, v] of Object.entries(secret.data ?? {})) data[k] = Buffer.from(v, 'base64').toString('utf8');
+      for (const [k, v] of Object.entries(secret.stringData ?? {})) data[k] = v;
+      return data;
+    } catch (err) {
+      if (isStatus(err, 404)) return undefined;
+      throw new Error(`read Secret ${namespace}/${name} failed: ${apiMessage(err)}`, { cause: err });
     }
   }
 

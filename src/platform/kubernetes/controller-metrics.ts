@@ -1,0 +1,45 @@
+// Controller metrics on the process registry (the HTTP layer serves them on /metrics): syncs, builds,
+// queue depth and reconcile durations. Idempotent per registry, like src/metrics.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createMetrics, type Metrics } from '../../metrics/metrics.ts';
+
+export interface ControllerMetrics {
+  readonly syncs: Counter<'outcome'>;
+  readonly builds: Counter<'outcome'>;
+  readonly queueDepth: Gauge<'queue'>;
+  readonly reconcileDuration: Histogram<'kind' | 'outcome'>;
+  readonly apiRequests: Gauge;
+  readonly syncDuration: Metrics['syncDuration'];
+  readonly buildDuration: Metrics['buildDuration'];
+}
+
+const cache = new WeakMap<Registry, ControllerMetrics>();
+
+export function createControllerMetrics(registry: Registry): ControllerMetrics {
+  const known = cache.get(registry);
+  if (known) return known;
+  const registers = [registry];
+  const shared = createMetrics(registry);
+  const metrics: ControllerMetrics = {
+    syncs: new Counter({ name: 'sless_repository_syncs_total', help: 'Repository syncs by outcome', labelNames: ['outcome'], registers }),
+    builds: new Counter({
+      name: 'sless_builds_total',
+      help: 'Image builds by outcome (started, succeeded, failed)',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    queueDepth: new Gauge({ name: 'sless_workqueue_depth', help: 'Keys waiting or running per work queue', labelNames: ['queue'], registers }),
+    reconcileDuration: new Histogram({
+      name: 'sless_reconcile_duration_seconds',
+      help: 'Duration of one reconcile by kind and outcome',
+      labelNames: ['kind', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    apiRequests: new Gauge({ name: 'sless_controller_api_requests', help: 'Kubernetes API requests made by reconcilers', registers }),
+    syncDuration: shared.syncDuration,
+    buildDuration: shared.buildDuration,
+  };
+  cache.set(registry, metrics);
+  return metrics;
+}

@@ -1,0 +1,271 @@
+// Composition of the reconcile machinery: informers over the four sless kinds and the Jobs the controller
+// starts, one work queue per kind (a key never runs twice at once), bounded pools for syncs, builds and
+// the rest, and the event → key mapping between them. `sless controller` starts it on the elected leader.
+import { BatchV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job } from '@kubernetes/client-node';
+import PQueue from 'p-queue';
+import { Registry } from 'prom-client';
+import type { ArtifactStore } from '../../build/artifact-store.ts';
+import { baseImageOf } from '../../build/runtime-catalog.ts';
+import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
+import type { Runtime } from '../../manifest/types.ts';
+import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
+import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
+import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
+import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
+import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
+import { keyOf, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
+import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
+import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
+import { KubeClient, VERSION } from './runtime/kube-client.ts';
+import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
+import type { Timers } from './runtime/timers.ts';
+import { WorkQueue } from './runtime/work-queue.ts';
+import { BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
+
+export interface ControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: ControllerLogger;
+  readonly settings: ControllerSettings;
+  /** Where /metrics reads from; a private registry when absent. */
+  readonly registry?: Registry;
+  /** Default: S3ArtifactStore from settings.s3. */
+  readonly store?: ArtifactStore;
+  readonly timers?: Timers;
+  /** Work-queue retry backoff (tests shorten it). */
+  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+}
+
+type AnyResource = KubernetesObject & { spec?: unknown; status?: unknown };
+
+export class Controller {
+  readonly kube: KubeClient;
+  readonly metrics: ControllerMetrics;
+  readonly store: ArtifactStore;
+  private readonly informers: {
+    repositories: ResilientInformer<RepositoryResource & KubernetesObject>;
+    functions: ResilientInformer<FunctionResource & KubernetesObject>;
+    triggers: ResilientInformer<TriggerResource & KubernetesObject>;
+    functionJobs: ResilientInformer<FunctionJobResource & KubernetesObject>;
+    jobs: ResilientInformer<V1Job>;
+  };
+  private readonly queues: Record<SlessKind, WorkQueue>;
+  private readonly repositoryReconciler: RepositoryReconciler;
+  /** Last seen generation + requestedAt per repository: only those changes (not our status writes) start a sync. */
+  private readonly seenRepos = new Map<string, string>();
+  private started = false;
+
+  constructor(private readonly opts: ControllerOptions) {
+    const { kubeConfig, settings, logger } = opts;
+    this.kube = new KubeClient(kubeConfig);
+    this.metrics = createControllerMetrics(opts.registry ?? new Registry());
+    this.store =
+      opts.store ??
+      new S3ArtifactStore({
+        bucket: settings.s3.bucket,
+        region: settings.s3.region,
+        ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
+        ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
+      });
+    const resyncMs = settings.resyncMs ?? 10 * 60_000;
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    const batch = kubeConfig.makeApiClient(BatchV1Api);
+    const onError = (name: string, err: unknown, delay: number) =>
+      logger.warn(`InformerRestart: ${name} watch failed (${err instanceof Error ? err.message : String(err)}); restarting in ${delay} ms`, { reason: 'InformerRestart' });
+    const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void) =>
+      new ResilientInformer<T>({
+        kubeConfig,
+        name: KINDS[kind].plural,
+        path: `/apis/${GROUP}/${VERSION}/${KINDS[kind].plural}`,
+        list: () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural }) as Promise<KubernetesListObject<T>>,
+        resyncMs,
+        onEvent,
+        onError,
+        ...(opts.timers ? { timers: opts.timers } : {}),
+      });
+    const selector = `${LABELS.managedBy}=sless`;
+    this.informers = {
+      repositories: crdInformer('FunctionRepository', (e, o) => this.onRepository(e, o)),
+      functions: crdInformer('Function', (_e, o) => this.onFunction(o)),
+      triggers: crdInformer('Trigger', (_e, o) => this.onTrigger(o)),
+      functionJobs: crdInformer('FunctionJob', (_e, o) => this.queues.FunctionJob.add(keyOf(o))),
+      jobs: new ResilientInformer<V1Job>({
+        kubeConfig,
+        name: 'jobs',
+        path: '/apis/batch/v1/jobs',
+        list: () => batch.listJobForAllNamespaces({ labelSelector: selector }),
+        labelSelector: selector,
+        onEvent: (_e, o) => this.onJob(o),
+        onError,
+        ...(opts.timers ? { timers: opts.timers } : {}),
+      }),
+    };
+    const caches: Caches = this.informers;
+    const ctx: ReconcileContext = {
+      kube: this.kube,
+      caches,
+      settings,
+      logger,
+      store: this.store,
+      metrics: this.metrics,
+      baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
+      now: () => new Date(),
+    };
+    this.repositoryReconciler = new RepositoryReconciler(ctx);
+    const functions = new FunctionReconciler(ctx);
+    const triggers = new TriggerReconciler(ctx);
+    const functionJobs = new FunctionJobReconciler(ctx);
+    const c = settings.concurrency ?? {};
+    const pools = {
+      syncs: new PQueue({ concurrency: c.syncs ?? 2 }),
+      builds: new PQueue({ concurrency: c.builds ?? 4 }),
+      other: new PQueue({ concurrency: c.reconciles ?? 8 }),
+    };
+    const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>) =>
+      new WorkQueue({
+        name: kind,
+        pool,
+        ...(opts.backoff ? { backoff: opts.backoff } : {}),
+        ...(opts.timers ? { timers: opts.timers } : {}),
+        handler: async (key) => {
+          const end = this.metrics.reconcileDuration.startTimer({ kind });
+          try {
+            const result = (await handler(key)) as { requeueAfterMs?: number } | void;
+            end({ outcome: 'success' });
+            return result;
+          } catch (err) {
+            end({ outcome: 'error' });
+            throw err;
+          } finally {
+            this.metrics.apiRequests.set(this.kube.requests);
+          }
+        },
+        onError: (key, err, retry) =>
+          logger.warn(`ReconcileError: ${kind} ${key}: ${err instanceof Error ? err.message : String(err)}; retrying in ${retry} ms`, { reason: 'ReconcileError' }),
+        onDepth: (name, depth) => this.metrics.queueDepth.set({ queue: name }, depth),
+      });
+    this.queues = {
+      FunctionRepository: queue('FunctionRepository', pools.syncs, (k) => this.repositoryReconciler.reconcile(k)),
+      Function: queue('Function', pools.builds, (k) => functions.reconcile(k)),
+      Trigger: queue('Trigger', pools.other, (k) => triggers.reconcile(k)),
+      FunctionJob: queue('FunctionJob', pools.other, (k) => functionJobs.reconcile(k)),
+    };
+  }
+
+  /** Lists everything (each informer retries until its first list succeeds), then starts reconciling. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.ensureBuildSecret();
+    // Jobs first, so the Function reconciler finds running builds in its cache and never starts a twin.
+    await this.informers.jobs.start();
+    await Promise.all([this.informers.functions.start(), this.informers.triggers.start(), this.informers.functionJobs.start()]);
+    await this.informers.repositories.start();
+    this.opts.logger.info('ControllerStarted: informers synced, reconciling', { reason: 'ControllerStarted' });
+  }
+
+  async stop(): Promise<void> {
+    for (const q of Object.values(this.queues)) q.stop();
+    await Promise.all(Object.values(this.informers).map((i) => i.stop()));
+    await this.repositoryReconciler.close();
+    this.started = false;
+  }
+
+  /** Asks for a sync now by annotating the repository; the leader's watch picks it up at once. */
+  async requestSync(namespace: string, name: string, at: Date = new Date()): Promise<void> {
+    await this.kube.mergePatch(
+      { apiVersion: `${GROUP}/${VERSION}`, kind: 'FunctionRepository', metadata: { name, namespace } },
+      { metadata: { annotations: { [ANNOTATIONS.requestedAt]: at.toISOString() } } },
+    );
+  }
+
+  /** Keys waiting or running per queue (for tests, /readyz detail and the benchmark). */
+  depth(): Record<SlessKind, number> {
+    return {
+      FunctionRepository: this.queues.FunctionRepository.depth(),
+      Function: this.queues.Function.depth(),
+      Trigger: this.queues.Trigger.depth(),
+      FunctionJob: this.queues.FunctionJob.depth(),
+    };
+  }
+
+  /** Read access to the informer caches (the platform can serve reads from them). */
+  get caches(): Caches {
+    return this.informers;
+  }
+
+  private onRepository(event: InformerEvent, repo: RepositoryResource): void {
+    const key = keyOf(repo);
+    const seen = `${repo.metadata?.generation ?? ''}|${repo.metadata?.annotations?.[ANNOTATIONS.requestedAt] ?? ''}|${repo.metadata?.deletionTimestamp ? 'x' : ''}`;
+    if (event === 'delete') {
+      this.seenRepos.delete(key);
+      this.queues.FunctionRepository.add(key);
+      return;
+    }
+    // Our own status writes are updates too; only spec changes and sync requests start a sync.
+    // (Resyncs are left to each repository's own interval requeue.)
+    if (event === 'resync' || this.seenRepos.get(key) === seen) return;
+    this.seenRepos.set(key, seen);
+    this.queues.FunctionRepository.add(key);
+  }
+
+  private onFunction(fn: FunctionResource): void {
+    const ns = fn.metadata?.namespace ?? '';
+    const name = fn.metadata?.name ?? '';
+    this.queues.Function.add(keyOf(fn));
+    for (const t of this.informers.triggers.list(ns)) if (t.spec?.functionRef === name) this.queues.Trigger.add(keyOf(t));
+    for (const j of this.informers.functionJobs.list(ns)) if (j.spec?.functionRef === name) this.queues.FunctionJob.add(keyOf(j));
+  }
+
+  private onTrigger(t: TriggerResource): void {
+    this.queues.Trigger.add(keyOf(t));
+    if (t.spec?.type === 'http' && t.spec.functionRef) this.queues.Function.add(`${t.metadata?.namespace ?? ''}/${t.spec.functionRef}`);
+  }
+
+  private onJob(job: V1Job): void {
+    const labels = job.metadata?.labels ?? {};
+    const fnName = labels[LABELS.function];
+    if (labels[LABELS.component] === 'build' && fnName) {
+      this.queues.Function.add(`${labels[LABELS.functionNamespace] ?? ''}/${fnName}`);
+    } else if (labels[LABELS.functionJob]) {
+      this.queues.FunctionJob.add(`${job.metadata?.namespace ?? ''}/${labels[LABELS.functionJob]}`);
+    }
+  }
+
+  /** kaniko reads S3 credentials from a Secret in the build namespace, kept in step with ours. */
+  private async ensureBuildSecret(): Promise<void> {
+    const creds = this.opts.settings.s3.credentials;
+    if (!creds) return;
+    try {
+      await this.kube.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: BUILD_S3_SECRET, namespace: this.opts.settings.buildNamespace, labels: { [LABELS.managedBy]: 'sless' } },
+        type: 'Opaque',
+        data: { AWS_ACCESS_KEY_ID: b64(creds.accessKeyId), AWS_SECRET_ACCESS_KEY: b64(creds.secretAccessKey) },
+      });
+    } catch (err) {
+      this.opts.logger.warn(
+        `BuildSecretFailed: cannot write Secret ${this.opts.settings.buildNamespace}/${BUILD_S3_SECRET} for kaniko (${err instanceof Error ? err.message : String(err)}); builds will fail to read their context until it exists`,
+        { reason: 'BuildSecretFailed' },
+      );
+    }
+  }
+}
+
+function b64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}
+
+export interface StartedController {
+  readonly controller: Controller;
+  stop(): Promise<void>;
+  requestSync(namespace: string, name: string): Promise<void>;
+}
+
+/** What `sless controller` calls once this replica leads. */
+export async function startController(opts: ControllerOptions): Promise<StartedController> {
+  const controller = new Controller(opts);
+  await controller.start();
+  return { controller, stop: () => controller.stop(), requestSync: (ns, name) => controller.requestSync(ns, name) };
+}
+

@@ -1,0 +1,53 @@
+// Whether a live object already is what we would apply, so an unchanged sync sends nothing. The API
+// server fills defaults and may drop empty values, so both sides are normalised before comparing.
+import { ANNOTATIONS, LABELS } from './meta.ts';
+
+type Json = unknown;
+
+/** Drops undefined, null, empty strings/arrays/objects; sorts object keys. */
+export function normalize(value: Json): Json {
+  if (Array.isArray(value)) {
+    const items = value.map(normalize).filter((v) => v !== undefined);
+    return items.length === 0 ? undefined : items;
+  }
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, Json> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = normalize((value as Record<string, Json>)[k]);
+      if (v !== undefined) out[k] = v;
+    }
+    return Object.keys(out).length === 0 ? undefined : out;
+  }
+  if (value === null || value === undefined || value === '') return undefined;
+  return value;
+}
+
+interface Desired {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string }> };
+  spec?: object;
+}
+
+/**
+ * True when `live` carries every label and annotation we set, the same controller owner, and a spec that
+ * equals ours once `defaults` (what the CRD fills in) are applied to ours.
+ */
+export function inSync(desired: Desired, live: Desired | undefined, defaults: object = {}): boolean {
+  if (!live) return false;
+  const subset = (want: Record<string, string> | undefined, have: Record<string, string> | undefined) =>
+    Object.entries(want ?? {}).every(([k, v]) => have?.[k] === v);
+  if (!subset(desired.metadata?.labels, live.metadata?.labels)) return false;
+  if (!subset(desired.metadata?.annotations, live.metadata?.annotations)) return false;
+  const owner = desired.metadata?.ownerReferences?.[0]?.uid;
+  if (owner && !live.metadata?.ownerReferences?.some((r) => r.uid === owner)) return false;
+  return JSON.stringify(normalize({ ...defaults, ...desired.spec })) === JSON.stringify(normalize({ ...defaults, ...live.spec }));
+}
+
+/** The build key a repository sync last uploaded a context for (lets the next sync skip S3 entirely). */
+export function annotatedBuildKey(obj: { metadata?: { annotations?: Record<string, string> } } | undefined): string | undefined {
+  return obj?.metadata?.annotations?.[ANNOTATIONS.buildKey];
+}
+
+/** Whether obj was made by repository `repo` (by label; the owner reference says the same). */
+export function ownedByRepository(obj: { metadata?: { labels?: Record<string, string> } }, repo: string): boolean {
+  return obj.metadata?.labels?.[LABELS.repository] === repo;
+}

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { sameConditions, summarize } from './conditions.ts';
+import { capBytes } from './job-status.ts';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const T1 = '2026-01-01T00:01:00.000Z';
+
+describe('summarize', () => {
+  it('sets Ready=True with observedGeneration when ready, and nothing else', () => {
+    const s = summarize(undefined, { kind: 'ready', reason: 'Synced', message: 'ok' }, 3, T0);
+    assert.deepEqual(s, {
+      observedGeneration: 3,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Synced', message: 'ok', lastTransitionTime: T0, observedGeneration: 3 }],
+    });
+  });
+  it('marks progress as Ready=Unknown + Reconciling, and terminal problems as Ready=False + Stalled', () => {
+    const p = summarize(undefined, { kind: 'progressing', reason: 'Building', message: 'b' }, 1, T0);
+    assert.deepEqual(p.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=Unknown', 'Reconciling=True']);
+    const s = summarize(undefined, { kind: 'stalled', reason: 'EmptySource', message: 'e' }, 1, T0);
+    assert.deepEqual(s.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Stalled=True']);
+    const f = summarize(undefined, { kind: 'failed', reason: 'SyncFailed', message: 'f' }, 1, T0);
+    assert.deepEqual(f.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False']);
+  });
+  it('keeps lastTransitionTime while the status stays the same', () => {
+    const first = summarize(undefined, { kind: 'ready', reason: 'A', message: 'a' }, 1, T0);
+    const again = summarize(first.conditions, { kind: 'ready', reason: 'B', message: 'b' }, 2, T1);
+    assert.equal(again.conditions[0]?.lastTransitionTime, T0);
+    const flipped = summarize(first.conditions, { kind: 'failed', reason: 'C', message: 'c' }, 2, T1);
+    assert.equal(flipped.conditions[0]?.lastTransitionTime, T1);
+  });
+  it('recognises a status that already says the same, to skip a write', () => {
+    const a = summarize(undefined, { kind: 'ready', reason: 'A', message: 'a' }, 1, T0).conditions;
+    assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'A', message: 'a' }, 1, T1).conditions), true);
+    assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'A', message: 'a' }, 2, T1).conditions), false);
+  });
+});
+
+describe('capBytes', () => {
+  it('keeps the end of long output, within the byte budget', () => {
+    assert.equal(capBytes('short', 10), 'short');
+    const capped = capBytes(`${'x'.repeat(100)}the end`, 10);
+    assert.equal(capped, '…xxxthe end');
+  });
+});

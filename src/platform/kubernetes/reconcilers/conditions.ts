@@ -1,0 +1,62 @@
+// The one summarize step every reconciler ends with (Flux style): from the outcome of the steps it sets
+// Ready, Reconciling and Stalled plus observedGeneration. No step writes Ready itself.
+import type { Condition } from '../objects/resources.ts';
+
+/**
+ * - `ready`: the object is what its spec asks for.
+ * - `progressing`: work is under way (a build, a rollout); Ready=Unknown... until it ends.
+ * - `failed`: a retryable failure; Ready=False, the queue retries with backoff.
+ * - `stalled`: cannot progress until someone changes something; Ready=False and Stalled=True.
+ */
+export type Outcome =
+  | { readonly kind: 'ready'; readonly reason: string; readonly message: string }
+  | { readonly kind: 'progressing'; readonly reason: string; readonly message: string }
+  | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
+  | { readonly kind: 'stalled'; readonly reason: string; readonly message: string };
+
+function condition(
+  previous: readonly Condition[] | undefined,
+  type: string,
+  status: Condition['status'],
+  reason: string,
+  message: string,
+  generation: number | undefined,
+  now: string,
+): Condition {
+  const old = previous?.find((c) => c.type === type);
+  const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : now;
+  return {
+    type,
+    status,
+    reason,
+    message: message.slice(0, 32_000),
+    lastTransitionTime,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+}
+
+export function summarize(
+  previous: readonly Condition[] | undefined,
+  outcome: Outcome,
+  generation: number | undefined,
+  now: string = new Date().toISOString(),
+): { conditions: Condition[]; observedGeneration?: number } {
+  const readyStatus = outcome.kind === 'ready' ? 'True' : outcome.kind === 'progressing' ? 'Unknown' : 'False';
+  const conditions = [condition(previous, 'Ready', readyStatus, outcome.reason, outcome.message, generation, now)];
+  if (outcome.kind === 'progressing') {
+    conditions.push(condition(previous, 'Reconciling', 'True', outcome.reason, outcome.message, generation, now));
+  }
+  if (outcome.kind === 'stalled') {
+    conditions.push(condition(previous, 'Stalled', 'True', outcome.reason, outcome.message, generation, now));
+  }
+  return { conditions, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+}
+
+/** True when the status already says this; lets a reconcile skip a status write. */
+export function sameConditions(a: readonly Condition[] | undefined, b: readonly Condition[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  return b.every((c) => {
+    const o = a.find((x) => x.type === c.type);
+    return !!o && o.status === c.status && o.reason === c.reason && o.message === c.message && o.observedGeneration === c.observedGeneration;
+  });
+}

@@ -1,0 +1,64 @@
+// What every reconciler gets: the API client, the informer caches (reads never hit the API server), the
+// settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
+// same reason string).
+import type { V1Job } from '@kubernetes/client-node';
+import type { ArtifactStore } from '../../../build/artifact-store.ts';
+import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../objects/resources.ts';
+import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
+import type { ControllerSettings } from '../settings.ts';
+import type { ControllerMetrics } from '../controller-metrics.ts';
+
+export interface ControllerLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface Cache<T> {
+  get(name: string, namespace?: string): T | undefined;
+  list(namespace?: string): readonly T[];
+}
+
+export interface Caches {
+  readonly repositories: Cache<RepositoryResource>;
+  readonly functions: Cache<FunctionResource>;
+  readonly triggers: Cache<TriggerResource>;
+  readonly functionJobs: Cache<FunctionJobResource>;
+  /** Jobs labelled managed-by=sless: kaniko builds and FunctionJob runs. */
+  readonly jobs: Cache<V1Job>;
+}
+
+export interface ReconcileContext {
+  readonly kube: KubeClient;
+  readonly caches: Caches;
+  readonly settings: ControllerSettings;
+  readonly logger: ControllerLogger;
+  readonly store: ArtifactStore;
+  readonly metrics: ControllerMetrics;
+  /** Base image of a runtime (CONTRACT §1: part of the build key). */
+  readonly baseImageOf: (runtime: string) => string;
+  readonly now: () => Date;
+}
+
+/** One log line and one Event on the object, sharing the reason string. */
+export function record(
+  ctx: ReconcileContext,
+  target: EventTarget,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+): void {
+  const ref = `${target.kind ?? '?'} ${target.metadata?.namespace ?? ''}/${target.metadata?.name ?? ''}`;
+  (type === 'Warning' ? ctx.logger.warn : ctx.logger.info).call(ctx.logger, `${reason}: ${ref}: ${message}`, { reason });
+  void ctx.kube.event(target, type, reason, message);
+}
+
+/** `ns/name` keys used by the work queues. */
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+export function keyOf(obj: { metadata?: { namespace?: string; name?: string } }): string {
+  return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}

@@ -1,0 +1,221 @@
+// Function: build when the build key (code_hash + runtime + base image) has no image yet, then run the
+// image as a Deployment + Service. Builds are kaniko Jobs in the build namespace, named from the build key,
+// so a restarted controller adopts a running build instead of starting a second one. A failed build leaves
+// the previous Deployment serving.
+import { createHash } from 'node:crypto';
+import type { V1Job } from '@kubernetes/client-node';
+import { isArtifactStoreError } from '../../../build/artifact-store.ts';
+import { buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
+import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
+import { functionDeployment, functionService } from '../objects/function-workload.ts';
+import { FINALIZER, LABELS } from '../objects/meta.ts';
+import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
+import type { HandlerResult } from '../runtime/work-queue.ts';
+import type { Outcome } from './conditions.ts';
+import { record, splitKey, type ReconcileContext } from './context.ts';
+import { writeStatus } from './status-writer.ts';
+import { jobFailureReason, jobState, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
+
+const LOG_TAIL_BYTES = 4096;
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number };
+
+export function functionUrl(ctx: Pick<ReconcileContext, 'settings'>, namespace: string, name: string): string {
+  return `${(ctx.settings.publicBaseUrl ?? '').replace(/\/+$/, '')}/fn/${namespace}/${name}`;
+}
+
+/** Whether the function's http Trigger(s) allow serving; no http Trigger means enabled (API-made functions). */
+export function httpEnabled(ctx: Pick<ReconcileContext, 'caches'>, namespace: string, name: string): boolean {
+  const http = ctx.caches.triggers.list(namespace).filter((t) => t.spec?.type === 'http' && t.spec.functionRef === name);
+  return http.length === 0 || http.some((t) => t.spec?.enabled !== false);
+}
+
+export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn: FunctionResource): string | undefined {
+  const spec = fn.spec;
+  if (!spec?.codeHash) return undefined;
+  return buildKey({ codeHash: spec.codeHash, runtime: spec.runtime, baseImage: ctx.baseImageOf(spec.runtime) });
+}
+
+export class FunctionReconciler {
+  /** What this process last applied per function (hash of Deployment + Service), to skip no-op applies. */
+  private readonly applied = new Map<string, string>();
+
+  constructor(private readonly ctx: ReconcileContext) {}
+
+  async reconcile(key: string): Promise<HandlerResult | void> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const fn = ctx.caches.functions.get(name, namespace);
+    if (!fn) {
+      this.applied.delete(key);
+      return;
+    }
+    if (fn.metadata?.deletionTimestamp) return this.finalize(fn);
+    if (!fn.metadata?.finalizers?.includes(FINALIZER)) {
+      await ctx.kube.mergePatch(fn, { metadata: { finalizers: [...(fn.metadata?.finalizers ?? []), FINALIZER] } });
+    }
+
+    let result: StepResult | undefined;
+    let failure: unknown;
+    try {
+      result = await this.steps(fn, key);
+    } catch (err) {
+      failure = err;
+      result = { outcome: { kind: 'failed', reason: 'ReconcileError', message: err instanceof Error ? err.message : String(err) }, status: {} };
+    } finally {
+      if (result) await writeStatus(ctx, 'Function', fn, result.outcome, result.status);
+    }
+    if (failure) throw failure;
+    return result?.requeueAfterMs ? { requeueAfterMs: result.requeueAfterMs } : undefined;
+  }
+
+  private async steps(fn: FunctionResource, key: string): Promise<StepResult> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const spec = fn.spec;
+    const bk = functionBuildKey(ctx, fn);
+    const url = functionUrl(ctx, namespace, name);
+    if (!spec || !bk || !spec.s3Key) {
+      return {
+        outcome: { kind: 'stalled', reason: 'NoCode', message: 'the function has no code yet: upload it or fix its repository' },
+        status: { phase: 'Pending', url },
+      };
+    }
+
+    let imageRef = fn.status?.imageRef;
+    let lastBuiltAt = fn.status?.lastBuiltAt;
+    if (tagOf(imageRef) !== imageTag(bk)) {
+      const build = await this.build(fn, bk, spec.s3Bucket ?? ctx.settings.s3.bucket, spec.s3Key);
+      if (build.kind !== 'built') return build.result;
+      imageRef = build.imageRef;
+      lastBuiltAt = build.finishedAt;
+    }
+    if (!imageRef) throw new Error('unreachable: no image after a finished build');
+
+    await this.deploy(fn, key, imageRef);
+    return {
+      outcome: { kind: 'ready', reason: 'Deployed', message: `serving ${imageRef}` },
+      status: { phase: 'Ready', imageRef, lastBuiltAt, url, message: '' },
+    };
+  }
+
+  private async build(
+    fn: FunctionResource,
+    key: string,
+    bucket: string,
+    s3Key: string,
+  ): Promise<{ kind: 'built'; imageRef: string; finishedAt: string } | { kind: 'waiting'; result: StepResult }> {
+    const ctx = this.ctx;
+    const namespace = fn.metadata?.namespace ?? '';
+    const name = fn.metadata?.name ?? '';
+    const buildNs = ctx.settings.buildNamespace;
+    const jobName = buildJobName(namespace, name, key);
+    const url = functionUrl(ctx, namespace, name);
+    const job = ctx.caches.jobs.get(jobName, buildNs) ?? (await ctx.kube.read<V1Job>('batch/v1', 'Job', buildNs, jobName));
+
+    if (!job) {
+      if (!(await this.contextExists(s3Key))) {
+        return {
+          kind: 'waiting',
+          result: {
+            outcome: { kind: 'failed', reason: 'ContextMissing', message: `build context s3://${bucket}/${s3Key} is not in the store yet` },
+            status: { phase: 'Pending', url },
+            requeueAfterMs: 10_000,
+          },
+        };
+      }
+      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key }));
+      if (created === 'created') {
+        ctx.metrics.builds.inc({ outcome: 'started' });
+        record(ctx, fn, 'Normal', 'BuildStarted', `building ${buildDestination(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key })} in Job ${buildNs}/${jobName}`);
+      }
+      return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
+    }
+
+    const state = jobState(job);
+    if (state === 'running') return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
+
+    const pod = await latestJobPod(ctx.kube, job);
+    if (state === 'succeeded') {
+      const digest = terminationMessage(pod, 'kaniko')?.trim();
+      if (digest && DIGEST.test(digest)) {
+        const imageRef = `${buildDestination(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key })}@${digest}`;
+        const finishedAt = toIso(job.status?.completionTime) ?? ctx.now().toISOString();
+        ctx.metrics.builds.inc({ outcome: 'succeeded' });
+        record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${imageRef}`);
+        return { kind: 'built', imageRef, finishedAt };
+      }
+      return this.failed(fn, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
+    }
+    const tail = await podOutput(ctx.kube, pod, 'kaniko', LOG_TAIL_BYTES);
+    return this.failed(fn, `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)})${tail ? `:\n${tail}` : ''}`);
+  }
+
+  private failed(fn: FunctionResource, message: string): { kind: 'waiting'; result: StepResult } {
+    const ctx = this.ctx;
+    if (fn.status?.phase !== 'Failed' || fn.status.message !== message) {
+      ctx.metrics.builds.inc({ outcome: 'failed' });
+      record(ctx, fn, 'Warning', 'BuildFailed', message);
+    }
+    // Stalled: the same build key would fail the same way; a code change (new key) or deleting the Job retries.
+    return { kind: 'waiting', result: { outcome: { kind: 'stalled', reason: 'BuildFailed', message }, status: { phase: 'Failed', message } } };
+  }
+
+  private async contextExists(s3Key: string): Promise<boolean> {
+    try {
+      return await this.ctx.store.has(s3Key);
+    } catch (err) {
+      const what = isArtifactStoreError(err) ? err.message : String(err);
+      throw new Error(`cannot check the build context ${s3Key} in ${this.ctx.store.location}: ${what}`, { cause: err });
+    }
+  }
+
+  private async deploy(fn: FunctionResource, key: string, imageRef: string): Promise<void> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const deployment = functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) });
+    const service = functionService(fn);
+    const hash = createHash('sha256').update(JSON.stringify([deployment, service])).digest('hex');
+    if (this.applied.get(key) === hash) return;
+    await ctx.kube.apply(deployment);
+    await ctx.kube.apply(service);
+    if (this.applied.get(key) !== undefined || fn.status?.imageRef !== imageRef) {
+      record(ctx, fn, 'Normal', 'Deployed', `Deployment ${namespace}/${name} runs ${imageRef}`);
+    }
+    this.applied.set(key, hash);
+  }
+
+  /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */
+  private async finalize(fn: FunctionResource): Promise<void> {
+    const ctx = this.ctx;
+    const namespace = fn.metadata?.namespace ?? '';
+    const name = fn.metadata?.name ?? '';
+    if (!fn.metadata?.finalizers?.includes(FINALIZER)) return;
+    const builds = ctx.caches.jobs
+      .list(ctx.settings.buildNamespace)
+      .filter((j) => j.metadata?.labels?.[LABELS.function] === name && j.metadata.labels[LABELS.functionNamespace] === namespace);
+    for (const job of builds) await ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', metadata: job.metadata ?? {} });
+    const s3Key = fn.spec?.s3Key;
+    if (s3Key) {
+      const shared = ctx.caches.functions
+        .list()
+        .some((o) => o.spec?.s3Key === s3Key && !(o.metadata?.namespace === namespace && o.metadata.name === name) && !o.metadata?.deletionTimestamp);
+      if (!shared) await ctx.store.delete(s3Key);
+    }
+    await ctx.kube.mergePatch(fn, {
+      metadata: { finalizers: (fn.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: fn.metadata.resourceVersion },
+    });
+    record(ctx, fn, 'Normal', 'Finalized', `removed ${builds.length} build Job(s)${s3Key ? ' and the unreferenced build context' : ''}`);
+  }
+}
+
+function building(fn: FunctionResource, jobName: string, buildNs: string, url: string): StepResult {
+  const message = `building the image in Job ${buildNs}/${jobName}${fn.status?.imageRef ? `; ${fn.status.imageRef} keeps serving` : ''}`;
+  return { outcome: { kind: 'progressing', reason: 'Building', message }, status: { phase: 'Building', message, url } };
+}
+
+function toIso(t: Date | string | undefined): string | undefined {
+  if (!t) return undefined;
+  return new Date(t).toISOString();
+}

@@ -1,0 +1,49 @@
+// Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
+// message, where kaniko writes the digest; the log, where a function prints its result).
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import type { KubeClient } from '../runtime/kube-client.ts';
+
+export type JobState = 'running' | 'succeeded' | 'failed';
+
+export function jobState(job: V1Job): JobState {
+  const conditions = job.status?.conditions ?? [];
+  const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
+  if (isTrue('Complete')) return 'succeeded';
+  if (isTrue('Failed')) return 'failed';
+  return 'running';
+}
+
+export function jobFailureReason(job: V1Job): string {
+  const failed = (job.status?.conditions ?? []).find((c) => c.type === 'Failed' && c.status === 'True');
+  return failed ? `${failed.reason ?? 'Failed'}${failed.message ? `: ${failed.message}` : ''}` : 'failed';
+}
+
+const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
+/** The Job's most recent pod, if any. */
+export async function latestJobPod(kube: KubeClient, job: V1Job): Promise<V1Pod | undefined> {
+  const namespace = job.metadata?.namespace ?? '';
+  const pods = await kube.listPods(namespace, `${JOB_NAME_LABEL}=${job.metadata?.name ?? ''}`);
+  const time = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
+  return pods.sort((a, b) => time(b) - time(a))[0];
+}
+
+export function terminationMessage(pod: V1Pod | undefined, container: string): string | undefined {
+  const status = pod?.status?.containerStatuses?.find((c) => c.name === container) ?? pod?.status?.containerStatuses?.[0];
+  return status?.state?.terminated?.message ?? status?.lastState?.terminated?.message ?? undefined;
+}
+
+/** What the pod printed: the log tail when the kubelet serves it, else the termination message. */
+export async function podOutput(kube: KubeClient, pod: V1Pod | undefined, container: string, maxBytes: number): Promise<string> {
+  if (!pod?.metadata?.name) return '';
+  const log = await kube.podLogTail(pod.metadata.namespace ?? '', pod.metadata.name, container, maxBytes);
+  const text = log.trim() !== '' ? log : (terminationMessage(pod, container) ?? '');
+  return capBytes(text, maxBytes);
+}
+
+/** Keeps the end of text within maxBytes (the end of a log says why it failed). */
+export function capBytes(text: string, maxBytes: number): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= maxBytes) return text;
+  return `…${buf.subarray(buf.length - maxBytes).toString('utf8').replace(/^\uFFFD+/, '')}`;
+}

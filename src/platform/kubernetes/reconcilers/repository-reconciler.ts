@@ -1,0 +1,295 @@
+// FunctionRepository: git → snapshot → the Function/Trigger/FunctionJob objects it owns. Each sync
+// compares what the snapshot wants with the live objects (informer caches) and applies only what differs,
+// so an unchanged sync costs one ls-remote and one status write. The live objects, not a snapshot in
+// status, are the "previous state": status.functions is lossy and may be stale after a failed write.
+//
+// Safety rules (issue 4): a sync that finds zero functions where the repository owns some prunes nothing
+// and goes Stalled; a function whose folder is broken keeps its objects untouched (last good version keeps
+// running) and reports the problem in status.functions[].error; prune only when spec.prune.
+import PQueue from 'p-queue';
+import { formatProblem } from '../../../manifest/format-problem.ts';
+import { SnapshotBuilder } from '../../../source/build-snapshot.ts';
+import { listManifestFiles } from '../../../source/function-files.ts';
+import { GitSource, type GitAuth } from '../../../source/git-source.ts';
+import { readFunctionFiles } from '../../../source/read-function-files.ts';
+import type { SourceTree } from '../../../source/source-tree.ts';
+import type { FunctionEntry } from '../../../source/types.ts';
+import { ensureContext } from '../build-context.ts';
+import { buildKey } from '../objects/build-key.ts';
+import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
+import { ANNOTATIONS, LABELS } from '../objects/meta.ts';
+import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
+import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
+import type { HandlerResult } from '../runtime/work-queue.ts';
+import type { Outcome } from './conditions.ts';
+import { record, splitKey, type ReconcileContext } from './context.ts';
+import { parseInterval } from './interval.ts';
+import { writeStatus } from './status-writer.ts';
+
+/** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
+const DEFAULTS = {
+  Function: { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 },
+  Trigger: { enabled: true },
+  FunctionJob: { runID: 0 },
+} as const;
+
+type FunctionStatusEntry = NonNullable<RepositoryStatus['functions']>[number];
+
+interface SyncState {
+  readonly fingerprint: string;
+  readonly source: GitSource;
+  readonly snapshots: SnapshotBuilder;
+}
+
+class TerminalError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class RepositoryReconciler {
+  private readonly sources = new Map<string, SyncState>();
+  /** Bounds context uploads within one sync. */
+  private readonly uploads = new PQueue({ concurrency: 4 });
+
+  constructor(private readonly ctx: ReconcileContext) {}
+
+  async close(): Promise<void> {
+    await Promise.all([...this.sources.values()].map((s) => s.source.close()));
+    this.sources.clear();
+  }
+
+  async reconcile(key: string): Promise<HandlerResult | void> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const repo = ctx.caches.repositories.get(name, namespace);
+    if (!repo || repo.metadata?.deletionTimestamp) {
+      // Owned objects go with it through their ownerReferences (garbage collector).
+      await this.sources.get(key)?.source.close();
+      this.sources.delete(key);
+      return;
+    }
+    const spec = repo.spec;
+    if (!spec) return;
+    const webhookPath = `/hooks/${namespace}/${name}`;
+    const requestedAt = repo.metadata?.annotations?.[ANNOTATIONS.requestedAt];
+    const base = { webhookPath, ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}) };
+    if (spec.suspend) {
+      await writeStatus(ctx, 'FunctionRepository', repo, { kind: 'failed', reason: 'Suspended', message: 'spec.suspend is true: not syncing' }, base);
+      return;
+    }
+    const interval = parseInterval(spec.interval);
+    const started = Date.now();
+    let outcome: Outcome;
+    let fields: Record<string, unknown> = base;
+    let retry: unknown;
+    try {
+      const result = await this.sync(repo, key);
+      outcome = result.outcome;
+      fields = { ...base, ...result.fields };
+      retry = result.retry;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      outcome = err instanceof TerminalError ? { kind: 'stalled', reason: err.reason, message } : { kind: 'failed', reason: 'SyncFailed', message };
+      if (!(err instanceof TerminalError)) retry = err;
+      record(ctx, repo, 'Warning', outcome.reason, message);
+    }
+    const outcomeLabel = outcome.kind === 'ready' ? 'success' : 'failure';
+    ctx.metrics.syncs.inc({ outcome: outcomeLabel });
+    ctx.metrics.syncDuration.observe({ namespace, repository: name, outcome: outcomeLabel }, (Date.now() - started) / 1000);
+    await writeStatus(ctx, 'FunctionRepository', repo, outcome, fields);
+    if (retry) throw retry;
+    return { requeueAfterMs: interval };
+  }
+
+  private async sync(
+    repo: RepositoryResource,
+    key: string,
+  ): Promise<{ outcome: Outcome; fields: Record<string, unknown>; retry?: unknown }> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const spec = repo.spec!;
+    const state = await this.sourceFor(repo, key);
+    const { revision, tree } = await state.source.sync();
+    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '' });
+    const syncedAt = ctx.now().toISOString();
+
+    const owned = {
+      functions: ctx.caches.functions.list(namespace).filter((o) => ownedByRepository(o, name)),
+      triggers: ctx.caches.triggers.list(namespace).filter((o) => ownedByRepository(o, name)),
+      jobs: ctx.caches.functionJobs.list(namespace).filter((o) => ownedByRepository(o, name)),
+    };
+    const valid = snapshot.functions.filter((f) => f.manifest && f.codeHash);
+    const broken = snapshot.functions.filter((f) => !(f.manifest && f.codeHash));
+    if (snapshot.functions.length === 0 && owned.functions.length > 0) {
+      throw new TerminalError(
+        'EmptySource',
+        `revision ${revision.slice(0, 12)} has no function folders under "${spec.path || '.'}" but this repository owns ${owned.functions.length} Function(s); ` +
+          'nothing was pruned. Push the folders back, fix spec.path, or delete the FunctionRepository to remove them',
+      );
+    }
+
+    const statusFunctions: FunctionStatusEntry[] = broken.map((f) => ({
+      name: f.name,
+      path: f.path,
+      ...(f.codeHash ? { codeHash: f.codeHash } : {}),
+      error: f.problems.map(formatProblem).join('; ') || 'the function could not be read',
+    }));
+    /** Functions whose objects must stay as they are: broken folders and failed uploads. */
+    const keep = new Set(broken.map((f) => f.name));
+    const wanted = new Set<string>();
+    let firstUploadError: unknown;
+
+    await Promise.all(
+      valid.map((entry) =>
+        this.uploads.add(async () => {
+          const fnName = entry.manifest!.name;
+          const existing = owned.functions.find((f) => f.metadata?.name === fnName) ?? ctx.caches.functions.get(fnName, namespace);
+          if (existing && !ownedByRepository(existing, name)) {
+            const by = existing.metadata?.labels?.[LABELS.repository];
+            keep.add(fnName);
+            statusFunctions.push({
+              name: fnName,
+              path: entry.path,
+              codeHash: entry.codeHash,
+              error: `a Function named ${fnName} already exists in ${namespace}, ${by ? `managed by repository ${by}` : 'made through the API'}; rename one of them`,
+            });
+            return;
+          }
+          try {
+            const objects = await this.desiredFor(repo, tree, entry, revision, existing);
+            await this.applyObjects(objects, owned);
+            for (const o of [objects.fn, ...objects.triggers, ...objects.jobs]) wanted.add(`${o.kind}/${o.metadata?.name}`);
+            statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash });
+          } catch (err) {
+            firstUploadError ??= err;
+            keep.add(fnName);
+            statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash, error: err instanceof Error ? err.message : String(err) });
+          }
+        }),
+      ),
+    );
+
+    let pruned = 0;
+    if (spec.prune !== false) {
+      for (const [kind, list] of [
+        ['Function', owned.functions],
+        ['Trigger', owned.triggers],
+        ['FunctionJob', owned.jobs],
+      ] as const) {
+        for (const obj of list) {
+          const fnName = obj.metadata?.labels?.[LABELS.function] ?? obj.metadata?.name ?? '';
+          if (wanted.has(`${kind}/${obj.metadata?.name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
+          await ctx.kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name: obj.metadata?.name, namespace } });
+          pruned++;
+        }
+      }
+    }
+
+    statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const fields = { revision, lastSyncTime: syncedAt, functions: statusFunctions };
+    const errors = statusFunctions.filter((f) => f.error);
+    const summary = `revision ${revision.slice(0, 12)}: ${statusFunctions.length - errors.length} function(s) applied${pruned ? `, ${pruned} object(s) pruned` : ''}`;
+    if (repo.status?.revision !== revision) record(ctx, repo, 'Normal', 'Synced', summary);
+    if (firstUploadError) {
+      return { outcome: { kind: 'failed', reason: 'ArtifactFailed', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, fields, retry: firstUploadError };
+    }
+    if (errors.length > 0) {
+      return { outcome: { kind: 'failed', reason: 'FunctionErrors', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, fields };
+    }
+    return { outcome: { kind: 'ready', reason: 'Synced', message: summary }, fields };
+  }
+
+  /** The objects one valid function folder wants; uploads its build context when the build key is new. */
+  private async desiredFor(
+    repo: RepositoryResource,
+    tree: SourceTree,
+    entry: FunctionEntry,
+    revision: string,
+    existing: FunctionResource | undefined,
+  ): Promise<RepositoryObjects> {
+    const ctx = this.ctx;
+    const manifest = entry.manifest!;
+    const codeHash = entry.codeHash!;
+    const baseImage = ctx.baseImageOf(manifest.runtime);
+    const key = buildKey({ codeHash, runtime: manifest.runtime, baseImage });
+    let s3Key = existing?.spec?.s3Key;
+    if (!s3Key || annotatedBuildKey(existing) !== key || existing?.spec?.entrypoint !== manifest.entrypoint) {
+      const listed = await listManifestFiles(tree, entry.path, manifest);
+      try {
+        const ctxResult = await ensureContext(ctx.store, {
+          runtime: manifest.runtime,
+          entrypoint: manifest.entrypoint,
+          buildKey: key,
+          baseImage,
+          paths: listed.files.map((f) => f.hashPath),
+          files: () => readFunctionFiles(tree, entry),
+        });
+        s3Key = ctxResult.key;
+      } catch (err) {
+        throw new Error(`uploading the build context to ${ctx.store.location} failed: ${err instanceof Error ? err.message : String(err)}; retrying`, {
+          cause: err,
+        });
+      }
+    }
+    const objects = repositoryObjects(repo, { manifest, codeHash, path: entry.path, revision, s3Bucket: ctx.settings.s3.bucket, s3Key });
+    objects.fn.metadata!.annotations = { [ANNOTATIONS.buildKey]: key };
+    return objects;
+  }
+
+  private async applyObjects(
+    objects: RepositoryObjects,
+    owned: { functions: FunctionResource[]; triggers: RepositoryObjects['triggers']; jobs: RepositoryObjects['jobs'] },
+  ): Promise<void> {
+    const ctx = this.ctx;
+    const live = (list: Array<{ metadata?: { name?: string } }>, n: string | undefined) => list.find((o) => o.metadata?.name === n);
+    // The Function first: Triggers and FunctionJobs refer to it.
+    if (!inSync(withoutSource(objects.fn)!, withoutSource(live(owned.functions, objects.fn.metadata?.name) as FunctionResource), DEFAULTS.Function)) {
+      await ctx.kube.apply(objects.fn);
+    }
+    for (const t of objects.triggers) {
+      if (!inSync(t, live(owned.triggers, t.metadata?.name) as typeof t, DEFAULTS.Trigger)) await ctx.kube.apply(t);
+    }
+    for (const j of objects.jobs) {
+      if (!inSync(j, live(owned.jobs, j.metadata?.name) as typeof j, DEFAULTS.FunctionJob)) await ctx.kube.apply(j);
+    }
+  }
+
+  private async sourceFor(repo: RepositoryResource, key: string): Promise<SyncState> {
+    const ctx = this.ctx;
+    const spec = repo.spec!;
+    const auth = await this.credentials(repo);
+    const fingerprint = JSON.stringify([spec.url, spec.branch ?? 'main', auth]);
+    const known = this.sources.get(key);
+    if (known && known.fingerprint === fingerprint) return known;
+    await known?.source.close();
+    const state: SyncState = {
+      fingerprint,
+      source: new GitSource({ url: spec.url, branch: spec.branch ?? 'main', cacheDir: ctx.settings.cacheDir, auth, logger: ctx.logger }),
+      snapshots: new SnapshotBuilder(),
+    };
+    this.sources.set(key, state);
+    return state;
+  }
+
+  private async credentials(repo: RepositoryResource): Promise<GitAuth | undefined> {
+    const secretName = repo.spec?.secretRef?.name;
+    if (!secretName) return undefined;
+    const namespace = repo.metadata?.namespace ?? '';
+    const data = await this.ctx.kube.readSecret(namespace, secretName);
+    if (!data) throw new TerminalError('SecretNotFound', `Secret ${namespace}/${secretName} (spec.secretRef) does not exist; create it with username+password or token`);
+    if (data.token) return { token: data.token };
+    if (data.username !== undefined && data.password !== undefined) return { username: data.username, password: data.password };
+    return undefined; // only a webhookSecret: the repository is public
+  }
+}
+
+/** spec.source.revision changes with every commit; it alone is no reason to touch a Function. */
+function withoutSource(fn: FunctionResource | undefined): FunctionResource | undefined {
+  if (!fn?.spec) return fn;
+  const { source, ...spec } = fn.spec;
+  return { ...fn, spec: { ...spec, source: source ? { ...source, revision: '' } : undefined } as FunctionResource['spec'] };
+}

@@ -1,0 +1,65 @@
+// Trigger: http → whether the function serves (the Function reconciler scales its Deployment) and the URL;
+// cron → a CronJob running the function's own image in job mode, suspended while disabled.
+import type { V1CronJob } from '@kubernetes/client-node';
+import { cronJobName, triggerCronJob } from '../objects/job-workloads.ts';
+import { LABELS } from '../objects/meta.ts';
+import type { Outcome } from './conditions.ts';
+import { splitKey, type ReconcileContext } from './context.ts';
+import { functionUrl } from './function-reconciler.ts';
+import { writeStatus } from './status-writer.ts';
+
+export class TriggerReconciler {
+  constructor(private readonly ctx: ReconcileContext) {}
+
+  async reconcile(key: string): Promise<void> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const trigger = ctx.caches.triggers.get(name, namespace);
+    if (!trigger || trigger.metadata?.deletionTimestamp || trigger.spec?.type !== 'cron') {
+      // A CronJob is owned by the Function, so it outlives a deleted Trigger unless removed here.
+      await this.removeCronJob(namespace, name);
+      if (!trigger || trigger.metadata?.deletionTimestamp) return;
+    }
+    const spec = trigger.spec;
+    if (!spec) return;
+    const enabled = spec.enabled !== false;
+    const fn = ctx.caches.functions.get(spec.functionRef, namespace);
+    const url = functionUrl(ctx, namespace, spec.functionRef);
+
+    let outcome: Outcome;
+    let fields: Record<string, unknown>;
+    try {
+      if (!fn) {
+        outcome = { kind: 'stalled', reason: 'FunctionNotFound', message: `Function ${namespace}/${spec.functionRef} does not exist` };
+        fields = { active: false };
+      } else if (spec.type === 'http') {
+        outcome = { kind: 'ready', reason: enabled ? 'Enabled' : 'Disabled', message: enabled ? `serving ${url}` : 'http calls answer 503' };
+        fields = { active: enabled, url };
+      } else if (!fn.status?.imageRef) {
+        outcome = { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${spec.functionRef} has no image yet` };
+        fields = { active: false };
+      } else {
+        const applied = await ctx.kube.apply<V1CronJob>(triggerCronJob(ctx.settings, fn, trigger, fn.status.imageRef));
+        const last = applied.status?.lastScheduleTime;
+        outcome = {
+          kind: 'ready',
+          reason: enabled ? 'Scheduled' : 'Suspended',
+          message: `CronJob ${cronJobName(trigger)} runs "${spec.schedule}"${spec.timezone ? ` (${spec.timezone})` : ''}${enabled ? '' : ', suspended'}`,
+        };
+        fields = { active: enabled, ...(last ? { lastScheduleTime: new Date(last).toISOString() } : {}) };
+      }
+    } catch (err) {
+      await writeStatus(ctx, 'Trigger', trigger, { kind: 'failed', reason: 'ApplyFailed', message: String(err instanceof Error ? err.message : err) }, {});
+      throw err;
+    }
+    await writeStatus(ctx, 'Trigger', trigger, outcome, fields);
+  }
+
+  private async removeCronJob(namespace: string, triggerName: string): Promise<void> {
+    const name = cronJobName({ metadata: { name: triggerName } });
+    const existing = await this.ctx.kube.read<V1CronJob>('batch/v1', 'CronJob', namespace, name);
+    if (existing?.metadata?.labels?.[LABELS.trigger] === triggerName) {
+      await this.ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name, namespace } });
+    }
+  }
+}
