@@ -193,6 +193,9 @@ export class GitSource {
     if (!result.fetchHead) {
       throw new GitSourceError('branch-not-found', `branch "${this.branch}" vanished from ${redactUrl(this.url)} during the fetch; will retry`);
     }
+    // isomorphic-git offers the server as "have" only what `ref` expands to locally (refs/heads/<branch>),
+    // not refs/remotes/origin/<branch>: without this ref every fetch re-downloads the whole tree.
+    await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${this.branch}`, value: result.fetchHead, force: true });
     return result.fetchHead;
   }
 
