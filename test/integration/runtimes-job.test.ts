@@ -98,3 +98,39 @@ describe('go1.23 build', { timeout: 300_000 }, () => {
     assert.match(run.stderr, /no 'func Handle\(ctx context.Context, event E\[, c C\]\) \(R, error\)'/);
   });
 });
+
+describe('node module formats', { timeout: 60_000 }, () => {
+  const node = [process.execPath, 'runtimes/nodejs20/server.js'];
+  const jobIn = (fixture: string) => ({
+    ...jobEnv,
+    SLESS_FUNCTION_DIR: `test/fixtures/runtimes/${fixture}`,
+    SLESS_EVENT: '{"n":1}',
+  });
+
+  it('loads handler.js as an ES module when the function folder\'s package.json says "type": "module"', async () => {
+    const run = await runOnce(node, jobIn('node-esm'));
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { esm: true, event: { n: 1 }, path: '' });
+  });
+
+  // Node >= 20.19 / 22.12 load ES module syntax through require() (require(esm)); older ones cannot.
+  const requireEsm = (process.features as { require_module?: boolean }).require_module === true;
+  it(
+    requireEsm
+      ? 'runs ES module syntax in handler.js without "type": "module" (this Node has require(esm))'
+      : 'explains what to do when a CommonJS handler uses ES module syntax (this Node has no require(esm))',
+    async () => {
+      const run = await runOnce(node, jobIn('node-esm-syntax'));
+      if (requireEsm) {
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(JSON.parse(run.stdout), 'never-mind: loaded');
+      } else {
+        assert.equal(run.code, 1);
+        assert.match(
+          run.stderr,
+          /add "type": "module" to the function's package\.json or name the file \.mjs/,
+        );
+      }
+    },
+  );
+});
