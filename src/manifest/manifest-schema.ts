@@ -25,15 +25,19 @@ export function checkFunctionName(name: string): string | undefined {
   return undefined;
 }
 
-const dnsLabel = (what: string) =>
-  z.string().superRefine((v, ctx) => {
-    if (v.length > 63 || !DNS_LABEL.test(v)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${what} "${v}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)`,
-      });
-    }
+/** A string that `check` accepts; `check` returns why not, in a user's words. */
+const checkedString = (check: (value: string) => string | undefined) =>
+  z.string().superRefine((value, ctx) => {
+    const why = check(value);
+    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
   });
+
+const dnsLabel = (what: string) =>
+  checkedString((v) =>
+    v.length > 63 || !DNS_LABEL.test(v)
+      ? `${what} "${v}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)`
+      : undefined,
+  );
 
 const intIn = (min: number, max: number) =>
   z
@@ -70,17 +74,8 @@ const jsonValue = z.unknown().superRefine((value, ctx) => {
 
 const schedule = z.strictObject({
   name: dnsLabel('schedule name'),
-  cron: z.string().superRefine((cron, ctx) => {
-    const why = checkCron(cron);
-    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
-  }),
-  timezone: z
-    .string()
-    .superRefine((zone, ctx) => {
-      const why = checkTimezone(zone);
-      if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
-    })
-    .optional(),
+  cron: checkedString((cron) => checkCron(cron)),
+  timezone: checkedString(checkTimezone).optional(),
   event: jsonValue.optional(),
 });
 
@@ -92,28 +87,15 @@ const job = z.strictObject({
   event: jsonValue.optional(),
 });
 
-const envName = z.string().superRefine((k, ctx) => {
-  if (!ENV_NAME.test(k)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${k}" is not a valid environment variable name (A-Z, a-z, 0-9, _)`,
-    });
-  } else if (k === 'PORT' || k.startsWith('SLESS_')) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${k}" is reserved for the sless runtime; choose another name`,
-    });
-  }
+const envName = checkedString((k) => {
+  if (!ENV_NAME.test(k)) return `"${k}" is not a valid environment variable name (A-Z, a-z, 0-9, _)`;
+  if (k === 'PORT' || k.startsWith('SLESS_'))
+    return `"${k}" is reserved for the sless runtime; choose another name`;
+  return undefined;
 });
 
 export const manifestSchema = z.strictObject({
-  name: z
-    .string()
-    .superRefine((name, ctx) => {
-      const why = checkFunctionName(name);
-      if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
-    })
-    .optional(),
+  name: checkedString(checkFunctionName).optional(),
   runtime: z.enum(RUNTIMES, {
     error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${RUNTIMES.join(', ')}`),
   }),

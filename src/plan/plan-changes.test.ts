@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseManifest } from '../manifest/parse-manifest.ts';
 import type { FunctionManifest, Runtime } from '../manifest/types.ts';
 import type { FunctionEntry, Snapshot } from '../source/types.ts';
 import { planChanges, type Plan, type PlanOptions } from './plan-changes.ts';
@@ -7,22 +8,11 @@ import { planChanges, type Plan, type PlanOptions } from './plan-changes.ts';
 const HASH_A = `sha256:${'a'.repeat(64)}`;
 const HASH_B = `sha256:${'b'.repeat(64)}`;
 
+/** The defaults of a minimal function.yaml, with `changes` on top. */
 function manifest(name: string, changes: Partial<FunctionManifest> = {}): FunctionManifest {
-  return {
-    name,
-    runtime: 'nodejs20',
-    entrypoint: 'handler.handle',
-    memoryMb: 128,
-    timeoutSec: 30,
-    env: {},
-    envFromSecrets: [],
-    include: [],
-    ignore: [],
-    http: { enabled: true },
-    schedules: [],
-    jobs: [],
-    ...changes,
-  };
+  const parsed = parseManifest('runtime: nodejs20', { file: 'function.yaml', dirName: name });
+  assert.ok(parsed.manifest);
+  return { ...parsed.manifest, ...changes };
 }
 
 /** A healthy function `name` in folder `functions/<name>` unless `path` says otherwise. */
