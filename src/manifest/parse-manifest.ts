@@ -6,7 +6,17 @@
 // - `env` values that YAML reads as numbers or booleans (`PORT_HINT: 8080`, `DEBUG: true`) are kept
 //   as the exact text written (`1.10` stays "1.10"), because every environment variable is a string
 //   anyway; an empty value (`KEY:`) or a list/mapping is an error.
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  visit,
+  type Alias,
+  type Document,
+} from 'yaml';
 import type { z } from 'zod';
 import { locateNode, positionOf, formatKeyPath } from './locate-node.ts';
 import {
@@ -133,11 +143,10 @@ function checkShape(doc: Document, lineCounter: LineCounter, problem: MakeProble
     ];
   }
   const problems: ManifestProblem[] = [];
+  const aliases: Alias[] = [];
   visit(doc, {
     Alias(_key, node) {
-      const at = node.range ? positionOf(lineCounter, node.range[0]) : { line: 0, column: 0 };
-      const message = `YAML aliases (*${node.source}) are not allowed in function.yaml; write the value out`;
-      problems.push(problem(at.line, '', message, at.column));
+      aliases.push(node);
     },
     Pair(_key, pair) {
       if (pair.key !== null && !isScalar(pair.key)) {
@@ -147,7 +156,15 @@ function checkShape(doc: Document, lineCounter: LineCounter, problem: MakeProble
       }
     },
   });
-  return problems;
+  const [firstAlias] = aliases;
+  if (firstAlias !== undefined) {
+    // One problem, not one per alias: an alias bomb would otherwise flood the output.
+    const at = firstAlias.range ? positionOf(lineCounter, firstAlias.range[0]) : { line: 0, column: 0 };
+    const more = aliases.length > 1 ? ` (${aliases.length} aliases in the file)` : '';
+    const message = `YAML aliases (*${firstAlias.source}) are not allowed in function.yaml${more}; write the value out`;
+    problems.push(problem(at.line, '', message, at.column));
+  }
+  return problems.sort((a, b) => a.line - b.line);
 }
 
 /** See the header: scalars under `env` keep the text as written. */

@@ -249,6 +249,28 @@ describe('planChanges: carrying the running state forward', () => {
     assert.deepEqual(plan.baseImages, { nodejs20: 'nodejs20@sha256:1', 'go1.23': 'go@sha256:0' });
   });
 
+  it('a previous state stored as JSON and read back compares equal to freshly parsed manifests', () => {
+    const yaml = [
+      'runtime: nodejs20',
+      'env: {A: "1"}',
+      'schedules:',
+      '  - {name: n, cron: "0 3 * * *", event: {kind: nightly, list: [1, {x: null}]}}',
+      'jobs:',
+      '  - {name: j, run_id: 2, event: {input: [100, 200]}}',
+    ].join('\n');
+    const parsed = parseManifest(yaml, { file: 'functions/a/function.yaml', dirName: 'a' }).manifest;
+    assert.ok(parsed);
+    const entry: FunctionEntry = {
+      name: 'a',
+      path: 'functions/a',
+      manifest: parsed,
+      codeHash: HASH_A,
+      problems: [],
+    };
+    const stored = JSON.parse(JSON.stringify(planChanges(undefined, snap(entry)).applied)) as Snapshot;
+    assert.deepEqual(names(planChanges(stored, snap(entry))), { unchanged: ['a'] });
+  });
+
   it('is pure: the snapshots passed in are not changed', () => {
     const prev = snap(fn('a'), fn('b'));
     const next = snap(fn('a', { hash: HASH_B }), broken('b'));
