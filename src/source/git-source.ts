@@ -41,7 +41,7 @@ export interface SyncResult {
   readonly fetched: boolean;
 }
 
-const MAX_PACKS = 64;
+const MAX_PACKS = 200;
 const locks = new Map<string, Promise<unknown>>();
 
 /** Runs `fn` after every earlier call with the same key has settled. */
@@ -133,7 +133,9 @@ export class GitSource {
         return this.fetch();
       });
       fetched = true;
-      if (await this.packCount() > MAX_PACKS) this.rebuildNext = true;
+      const packs = await this.packCount();
+      if (packs > MAX_PACKS) this.rebuildNext = true;
+      this.logger?.info('fetched', { url: redactUrl(this.url), branch: this.branch, revision, packs });
     }
     this.memo.rotate();
     return { revision, fetched, tree: new GitTree({ gitdir: this.gitdir, commit: revision, cache: this.cache, memo: this.memo }) };

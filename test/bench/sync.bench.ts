@@ -59,6 +59,7 @@ try {
 
   // Cold: a fresh cache and a fresh builder each run.
   const cold: number[] = [];
+  const coldPhases = { fetch: [] as number[], snapshot: [] as number[] };
   const gitClone: number[] = [];
   for (let r = 0; r < Math.min(RUNS, 3); r++) {
     const cache = await mkdtemp(path.join(os.tmpdir(), 'sless-bench-'));
@@ -66,7 +67,10 @@ try {
     const source = new GitSource({ url: repo.url, cacheDir: cache });
     t0 = process.hrtime.bigint();
     const { tree } = await source.sync();
+    const t1 = process.hrtime.bigint();
     const snap = await new SnapshotBuilder().build(tree);
+    coldPhases.snapshot.push(ms(t1));
+    coldPhases.fetch.push(Number(t1 - t0) / 1e6);
     const p = plan(undefined, snap);
     cold.push(ms(t0));
     if (p.added.length !== FUNCTIONS) throw new Error(`cold plan added ${p.added.length}, expected ${FUNCTIONS}`);
@@ -137,6 +141,7 @@ try {
   row('warm, no change', noChange, gitNoChange, 'fetch --depth 1');
   row('warm, one change', oneChange, gitOneChange, 'fetch --depth 1');
   console.log(`\none-change sync goal < 1000 ms: ${median(oneChange) < 1000 ? 'met' : 'NOT met'}; every one-change plan named exactly the changed function`);
+  console.log(`cold phases (median ms): ls-remote + fetch ${median(coldPhases.fetch).toFixed(0)}, snapshot ${median(coldPhases.snapshot).toFixed(0)}`);
   console.log(
     `one-change phases (median ms): ls-remote + fetch ${median(phases.fetch).toFixed(0)}, snapshot ${median(phases.snapshot).toFixed(0)}, plan ${median(phases.plan).toFixed(0)}`,
   );
