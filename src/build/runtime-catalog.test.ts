@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { RUNTIMES } from '../manifest/types.ts';
+import { RUNTIMES, type Runtime } from '../manifest/types.ts';
 import {
   IMAGE_PATHS,
   RUNTIME_CATALOG,
@@ -126,4 +127,50 @@ describe('localRuntimePlan', () => {
     const plan = localRuntimePlan('nodejs20', { ...base, runtimesDir: undefined, files: noFiles });
     assert.equal(plan.run.argv[1], path.join(defaultRuntimesDir, 'node', 'server.mjs'));
   });
+});
+
+/** Everything a runtime's base image is built from (tests excluded), as one digest. */
+async function baseImageSourcesDigest(runtime: Runtime): Promise<string> {
+  const files: string[] = [path.join(runtime, 'Dockerfile')];
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(path.join(defaultRuntimesDir, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(rel);
+      else if (!e.name.endsWith('_test.go')) files.push(rel);
+    }
+  };
+  await walk(RUNTIME_CATALOG[runtime].language);
+  const hash = createHash('sha256');
+  for (const f of files.sort())
+    hash
+      .update(`${f}\0`)
+      .update(await readFile(path.join(defaultRuntimesDir, f)))
+      .update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
+// Base images are tagged by hand (imageTag), and a new tag is what makes functions rebuild on a new
+// runtime. This table pins the sources each tag was made from: change a server, the Go runtime or a
+// base Dockerfile, and this test asks for a new imageTag (and the new digest here).
+const PINNED_SOURCES: Record<Runtime, { tag: string; digest: string }> = {
+  'python3.11': { tag: '1', digest: '34f6517c33a8c0a1' },
+  'python3.12': { tag: '1', digest: 'c033e81212c283fb' },
+  nodejs20: { tag: '1', digest: '3768397b65896eae' },
+  nodejs22: { tag: '1', digest: 'dd95ecc6b41a1fbf' },
+  'go1.23': { tag: '1', digest: '27787d752beaa394' },
+};
+
+describe('base image tags', () => {
+  for (const runtime of RUNTIMES) {
+    it(`${runtime}: the image tag changes whenever the image's sources change`, async () => {
+      const digest = await baseImageSourcesDigest(runtime);
+      const pinned = PINNED_SOURCES[runtime];
+      assert.ok(
+        pinned.tag === RUNTIME_CATALOG[runtime].imageTag && pinned.digest === digest,
+        `runtimes/ sources of ${runtime} are now ${digest} (pinned: tag ${pinned.tag}, ${pinned.digest}). ` +
+          `Bump RUNTIME_CATALOG['${runtime}'].imageTag in src/build/runtime-catalog.ts, then set ` +
+          `PINNED_SOURCES['${runtime}'] to {tag: <the new tag>, digest: '${digest}'} in this file.`,
+      );
+    });
+  }
 });
