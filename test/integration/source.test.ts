@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { planChanges } from '../../src/plan/plan-changes.ts';
 import type { Plan } from '../../src/plan/plan-changes.ts';
-import { SnapshotBuilder } from '../../src/source/build-snapshot.ts';
+import { buildSnapshot, SnapshotBuilder } from '../../src/source/build-snapshot.ts';
 import { hashFiles } from '../../src/source/code-hash.ts';
 import { GitSource } from '../../src/source/git-source.ts';
 import type { GitSourceOptions } from '../../src/source/git-source.ts';
@@ -40,9 +40,12 @@ async function setup(name: string, options: { auth?: RepoAuth; source?: Partial<
     await clone.write(files);
     return clone.commitAndPush('change', opts);
   };
+  // Every sync also checks that the long-lived builder's memo agrees with a fresh build.
   const sync = async (): Promise<Snapshot> => {
     const { tree } = await source.sync();
-    return builder.build(tree);
+    const snapshot = await builder.build(tree);
+    assert.deepEqual(snapshot, await buildSnapshot(tree), 'the memoised snapshot equals a fresh one');
+    return snapshot;
   };
   return { repo, clone, source, push, sync };
 }
