@@ -70,9 +70,17 @@ function goTarget(): Target {
   };
 }
 
+// python3 (3.11 on Debian bookworm) serves both Python runtimes unless SLESS_TEST_PYTHON312 names a
+// 3.12 interpreter; the local node serves both Node runtimes, the local go the Go one.
 export const TARGETS: readonly Target[] = [
   scripted('python3.11', 'python3', 'runtimes/python3.11/server.py', 'python', 'handler.one'),
-  scripted('python3.12', 'python3', 'runtimes/python3.12/server.py', 'python', 'handler.one_async'),
+  scripted(
+    'python3.12',
+    process.env.SLESS_TEST_PYTHON312 ?? 'python3',
+    'runtimes/python3.12/server.py',
+    'python',
+    'handler.one_async',
+  ),
   scripted('nodejs20', process.execPath, 'runtimes/nodejs20/server.js', 'node', 'handler.one'),
   scripted('nodejs22', process.execPath, 'runtimes/nodejs22/server.js', 'node', 'esm.one'),
   goTarget(),
