@@ -234,6 +234,15 @@ describe('parseManifest: every problem names file, line and key', () => {
       want: [[0, 'name', /directory name .* "My_Function" .* add a valid name: or rename the directory/]],
     },
     {
+      name: 'a bad directory name is reported beside the other problems',
+      yaml: 'runtime: nodejs20\nmemory_mb: 1\n',
+      dirName: 'My_Function',
+      want: [
+        [0, 'name', /"My_Function" is not a DNS-1123 label/],
+        [2, 'memory_mb', /at least 64/],
+      ],
+    },
+    {
       name: 'env: empty value, list value, bad and reserved names',
       yaml: 'runtime: nodejs20\nenv:\n  EMPTY:\n  LIST: [a]\n  bad-name: x\n  PORT: "1"\n  SLESS_MODE: job\n',
       want: [

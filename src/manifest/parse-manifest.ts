@@ -87,6 +87,12 @@ export function parseManifest(text: string, opts: ParseManifestOptions): ParsedM
     const at = locateNode(doc, lineCounter, c.path);
     return problem(at?.line ?? 0, formatKeyPath(c.path), c.message, at?.column);
   });
+  const hasName = isMap(doc.contents) && doc.contents.has('name');
+  const dirNameProblem = hasName ? undefined : checkFunctionName(dirName);
+  if (dirNameProblem !== undefined) {
+    const message = `the directory name is used as the function name, but ${dirNameProblem}; add a valid name: or rename the directory`;
+    cross.push(problem(0, 'name', message));
+  }
   if (!result.success || cross.length > 0) {
     const problems = (result.success ? [] : result.error.issues)
       .flatMap((issue) => issueProblems(issue, doc, lineCounter, problem))
@@ -97,13 +103,6 @@ export function parseManifest(text: string, opts: ParseManifestOptions): ParsedM
 
   const raw = result.data;
   const name = raw.name ?? dirName;
-  if (raw.name === undefined) {
-    const why = checkFunctionName(dirName);
-    if (why !== undefined) {
-      const message = `the directory name is used as the function name, but ${why}; add a valid name: or rename the directory`;
-      return { problems: [problem(0, 'name', message)], name: dirName };
-    }
-  }
   const manifest = toManifest(raw, name);
   const nameAt = raw.name === undefined ? undefined : locateNode(doc, lineCounter, ['name']);
   if (nameAt !== undefined) rememberNameLine(manifest, nameAt.line);
