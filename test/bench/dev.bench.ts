@@ -1,0 +1,87 @@
+// How fast `sless dev` turns a push into a served answer. Not part of `npm test`:
+//
+//   node --import tsx test/bench/dev.bench.ts [runs=10] [functions=20]
+//
+// A real git server (git http-backend) and the real CLI; a repository of N Node functions. Each run
+// commits and pushes a change to one function (not timed), then times from sending the signed Gitea
+// webhook to the first /fn answer that shows the change (polled every 5 ms):
+//   code change   -> fetch, snapshot, plan, prepare a new folder, start a process, health, switch
+//   config change -> fetch, snapshot, plan, start a process from the same folder, health, switch
+import { rm } from 'node:fs/promises';
+import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
+import { callFunction, giteaPush, startDevProcess } from '../e2e/dev-harness.ts';
+
+const runs = Number(process.argv[2] ?? 10);
+const functions = Number(process.argv[3] ?? 20);
+
+const manifest = (greeting: string) => `runtime: nodejs20\nenv:\n  GREETING: "${greeting}"\n`;
+const handler = (version: string) => `exports.handle = async () => ({ version: '${version}', greeting: process.env.GREETING });\n`;
+
+function stats(ms: number[]): string {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+  const median = s.length % 2 ? at(0.5) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
+  return `median ${median.toFixed(0)} ms  (min ${s[0]?.toFixed(0)}, p90 ${at(0.9).toFixed(0)}, max ${s.at(-1)?.toFixed(0)}; n=${s.length})`;
+}
+
+async function main(): Promise<void> {
+  const server = await startGitServer();
+  const repo = await createRepo(server, 'dev-bench');
+  const clone = await WorkClone.create(repo);
+  const files: Record<string, string> = {};
+  for (let i = 0; i < functions; i++) {
+    files[`functions/f${i}/function.yaml`] = manifest('g0');
+    files[`functions/f${i}/handler.js`] = handler('v0');
+  }
+  await clone.write(files);
+  await clone.commitAndPush('initial');
+  const dev = await startDevProcess({ repo: repo.url, path: 'functions' });
+  try {
+    await dev.waitForLog(/synced rev/, { timeoutMs: 120_000 });
+
+    const measure = async (label: string, change: (i: number) => Record<string, string>, expect: (body: string, i: number) => boolean) => {
+      const times: number[] = [];
+      for (let i = 1; i <= runs; i++) {
+        await clone.write(change(i));
+        const sha = await clone.commitAndPush(`${label} ${i}`);
+        const t0 = performance.now();
+        const res = await giteaPush(dev, { after: sha });
+        if (res.status !== 202) throw new Error(`webhook answered ${res.status}`);
+        for (;;) {
+          const r = await callFunction(dev.url, 'f0');
+          if (r.status !== 200) throw new Error(`f0 answered ${r.status} during the swap: ${r.body}`);
+          if (expect(r.body, i)) break;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        times.push(performance.now() - t0);
+        // Let the old process drain and stop before the next run.
+        await new Promise((r) => setTimeout(r, 1200));
+      }
+      console.log(`${label.padEnd(14)} ${stats(times)}`);
+    };
+
+    console.log(`sless dev, ${functions} Node functions, webhook -> new answer on /fn/dev/f0, ${runs} runs each:`);
+    await measure(
+      'code change',
+      (i) => ({ 'functions/f0/handler.js': handler(`v${i}`) }),
+      (body, i) => body.includes(`"version":"v${i}"`),
+    );
+    await measure(
+      'config change',
+      (i) => ({ 'functions/f0/function.yaml': manifest(`g${i}`) }),
+      (body, i) => body.includes(`"greeting":"g${i}"`),
+    );
+    const syncMs = [...dev.log().matchAll(/synced rev \S+ \(.*\) in (\d+) ms \[/g)].map((m) => Number(m[1]));
+    console.log(`sync durations as logged by dev (fetch..switch), code runs then config runs: ${syncMs.join(' ')}`);
+    const rebuilt = (dev.log().match(/building f0/g) ?? []).length;
+    console.log(`prepared folders built for f0: ${rebuilt} (1 initial + ${runs} code changes expected)`);
+  } finally {
+    await dev.stop('SIGTERM');
+    await clone.dispose();
+    await server.stop();
+    await rm(server.root, { recursive: true, force: true });
+    await rm(dev.dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
