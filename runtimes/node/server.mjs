@@ -219,6 +219,8 @@ function serve(handler) {
     setTimeout(() => process.exit(0), Math.min(timeoutSec, 25) * 1000).unref();
   };
   process.once('SIGTERM', stop).once('SIGINT', stop);
+  // A promise the handler forgot about must not take every other request in flight down with it.
+  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${err instanceof Error && err.stack ? err.stack : String(err)}`));
 }
 
 // In job mode stdout carries the result line only: the function's own output (console.log included)

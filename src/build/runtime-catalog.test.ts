@@ -155,8 +155,8 @@ async function baseImageSourcesDigest(runtime: Runtime): Promise<string> {
 const PINNED_SOURCES: Record<Runtime, { tag: string; digest: string }> = {
   'python3.11': { tag: '1', digest: '34f6517c33a8c0a1' },
   'python3.12': { tag: '1', digest: 'c033e81212c283fb' },
-  nodejs20: { tag: '1', digest: '3768397b65896eae' },
-  nodejs22: { tag: '1', digest: 'dd95ecc6b41a1fbf' },
+  nodejs20: { tag: '1', digest: '6792aa73dbcc5e59' },
+  nodejs22: { tag: '1', digest: '87fc13656e9ff4db' },
   'go1.23': { tag: '1', digest: '27787d752beaa394' },
 };
 
