@@ -209,7 +209,12 @@ def make_request_handler(handler, with_context, connections):
             if self.command == "GET" and url.path == "/health":
                 self.send(200, {"Content-Type": "application/json"}, b'{"status":"ok"}')
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                self.send(400, {"Content-Type": "application/json"}, dumps({"error": "bad Content-Length"}))
+                self.close_connection = True
+                return
             raw = self.read_chunked() if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower() else self.rfile.read(length)
             headers = join_values((k.lower(), v) for k, v in self.headers.items())
             context = {
@@ -245,6 +250,8 @@ def make_request_handler(handler, with_context, connections):
                 self.send_header(key, value)
             if status != 204 and not has_header(headers, "content-length"):
                 self.send_header("Content-Length", str(len(body)))
+            if connections.draining:
+                self.send_header("Connection", "close")  # the client must not reuse this connection
             self.end_headers()
             if status != 204 and self.command != "HEAD":
                 self.wfile.write(body)

