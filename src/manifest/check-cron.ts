@@ -25,8 +25,29 @@ const FIELDS: readonly FieldRule[] = [
   { label: 'day of week', min: 0, max: 6, names: DAYS, question: true },
 ];
 
+/**
+ * Answers are remembered: a repository repeats the same few expressions and zones across hundreds
+ * of functions, and croner and Intl take a fraction of a millisecond per call. Bounded, so odd
+ * inputs cannot grow it without end.
+ */
+function remembered(check: (value: string) => string | undefined): (value: string) => string | undefined {
+  const answers = new Map<string, string | undefined>();
+  return (value) => {
+    if (answers.has(value)) return answers.get(value);
+    const answer = check(value);
+    if (answers.size >= 1000) answers.clear();
+    answers.set(value, answer);
+    return answer;
+  };
+}
+
 /** Returns why `expr` is not an acceptable schedule, or undefined when it is. */
-export function checkCron(expr: string, timezone?: string): string | undefined {
+export const checkCron = remembered(checkCronOnce);
+
+/** Returns why `zone` is not an IANA time zone name, or undefined when it is. */
+export const checkTimezone = remembered(checkTimezoneOnce);
+
+function checkCronOnce(expr: string): string | undefined {
   const trimmed = expr.trim();
   if (trimmed.startsWith('@')) {
     if (!(DESCRIPTORS as readonly string[]).includes(trimmed)) {
@@ -45,7 +66,7 @@ export function checkCron(expr: string, timezone?: string): string | undefined {
     }
   }
   try {
-    new Cron(trimmed, { paused: true, ...(timezone === undefined ? {} : { timezone }) });
+    new Cron(trimmed, { paused: true });
   } catch (error) {
     return `"${expr}" is not a valid cron expression: ${(error as Error).message}`;
   }
@@ -91,8 +112,7 @@ function valueOf(token: string, rule: FieldRule): number | undefined {
   return rule.label === 'month' ? index + 1 : index;
 }
 
-/** Returns why `zone` is not an IANA time zone name, or undefined when it is. */
-export function checkTimezone(zone: string): string | undefined {
+function checkTimezoneOnce(zone: string): string | undefined {
   // Intl also takes offsets such as "+03:00", which Kubernetes' CronJob.spec.timeZone refuses.
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone)) {
     return `"${zone}" is not an IANA time zone name such as "Europe/Moscow" or "UTC"`;
