@@ -180,6 +180,7 @@ async function runJob(handler) {
 }
 
 function serve(handler) {
+  let draining = false;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'GET' && url.pathname === '/health') {
@@ -197,6 +198,8 @@ function serve(handler) {
         log(`handler error on ${req.method} ${url.pathname}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
         response = { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: errorMessage(err) }) };
       }
+      // While draining, a response closes its connection rather than leaving it idle until keepAliveTimeout.
+      if (draining) res.setHeader('connection', 'close');
       try {
         res.writeHead(response.status, response.headers).end(response.body);
       } catch (err) {
@@ -214,6 +217,7 @@ function serve(handler) {
   // SIGTERM (Kubernetes, sless dev): stop accepting, let in-flight requests finish, then exit.
   const stop = (signal) => {
     log(`${signal}: draining`);
+    draining = true;
     server.close(() => process.exit(0));
     server.closeIdleConnections();
     setTimeout(() => process.exit(0), Math.min(timeoutSec, 25) * 1000).unref();

@@ -53,16 +53,20 @@ for (const target of TARGETS) {
       assert.equal(run.stdout, '');
     });
 
-    it('on SIGTERM finishes the request in flight, then exits 0', async () => {
+    it('on SIGTERM finishes the request in flight, closes idle keep-alive connections and exits 0 at once', async () => {
       const server = await startServer(target.contextHandler());
+      // An idle keep-alive connection (fetch pools them), as a proxy in front would hold.
+      assert.equal((await fetch(`${server.url}/text`)).status, 200);
       const inFlight = fetch(`${server.url}/slow`).then(async (r) => ({
         status: r.status,
         body: await r.json(),
       }));
       await new Promise((r) => setTimeout(r, 250));
+      const t0 = Date.now();
       const code = await server.stop();
       assert.deepEqual(await inFlight, { status: 200, body: { slept: true } });
       assert.equal(code, 0, server.stderr());
+      assert.ok(Date.now() - t0 < 3000, `exited ${Date.now() - t0} ms after SIGTERM`);
     });
 
     if (target.missingHandler) {
