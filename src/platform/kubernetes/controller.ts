@@ -31,6 +31,8 @@ export interface ControllerOptions {
   /** Default: S3ArtifactStore from settings.s3. */
   readonly store?: ArtifactStore;
   readonly timers?: Timers;
+  /** Watch only this namespace (a namespace-scoped controller; also keeps parallel test controllers apart). */
+  readonly watchNamespace?: string;
   /** Work-queue retry backoff (tests shorten it). */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
 }
@@ -71,12 +73,16 @@ export class Controller {
     const batch = kubeConfig.makeApiClient(BatchV1Api);
     const onError = (name: string, err: unknown, delay: number) =>
       logger.warn(`InformerRestart: ${name} watch failed (${err instanceof Error ? err.message : String(err)}); restarting in ${delay} ms`, { reason: 'InformerRestart' });
+    const watchNs = opts.watchNamespace;
     const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void) =>
       new ResilientInformer<T>({
         kubeConfig,
         name: KINDS[kind].plural,
-        path: `/apis/${GROUP}/${VERSION}/${KINDS[kind].plural}`,
-        list: () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural }) as Promise<KubernetesListObject<T>>,
+        path: `/apis/${GROUP}/${VERSION}/${watchNs ? `namespaces/${watchNs}/` : ''}${KINDS[kind].plural}`,
+        list: () =>
+          (watchNs
+            ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: watchNs, plural: KINDS[kind].plural })
+            : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural })) as Promise<KubernetesListObject<T>>,
         resyncMs,
         onEvent,
         onError,

@@ -17,14 +17,17 @@ class FakeListWatch {
   emit(verb: string, x?: unknown) {
     for (const cb of this.handlers.get(verb) ?? []) cb(x);
   }
+  /** Like ListWatch.doneHandler: 'connect', then the list; a failed list is reported through 'error'. */
   async start() {
     this.starts++;
-    if (this.failStarts > 0) {
-      this.failStarts--;
-      throw new Error('connection refused');
-    }
     this.emit('connect');
+    try {
+      await this.listFn();
+    } catch (err) {
+      this.emit('error', err);
+    }
   }
+  listFn: () => Promise<unknown> = async () => undefined;
   async stop() {}
   get() {
     return undefined;
@@ -48,7 +51,16 @@ function setup(fake: FakeListWatch, resyncMs?: number) {
     backoff: { baseMs: 100, maxMs: 1_000 },
     onEvent: (e, o) => events.push(`${e}:${o.metadata?.name}`),
     onError: (_n, _e, delay) => errors.push(delay),
-    makeInformer: (() => fake) as unknown as typeof makeInformer,
+    makeInformer: ((_kc: unknown, _path: string, listFn: () => Promise<unknown>) => {
+      fake.listFn = async () => {
+        if (fake.failStarts > 0) {
+          fake.failStarts--;
+          throw new Error('connection refused');
+        }
+        return listFn();
+      };
+      return fake;
+    }) as unknown as typeof makeInformer,
   });
   return { informer, timers, events, errors };
 }

@@ -29,19 +29,27 @@ export class ResilientInformer<T extends KubernetesObject> {
   private stopped = true;
   private cancelRestart?: () => void;
   private cancelResync?: () => void;
+  private markSynced!: () => void;
+  /** Resolves after the first successful list. */
+  private readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
   /** Number of restarts after errors; for tests and metrics. */
   restarts = 0;
 
   constructor(private readonly opts: ResilientInformerOptions<T>) {
     this.timers = opts.timers ?? realTimers;
     const make = opts.makeInformer ?? makeInformer;
-    this.informer = make<T>(opts.kubeConfig, opts.path, opts.list, opts.labelSelector);
+    // ListWatch reports list failures through 'error' (start() still resolves), and emits 'connect'
+    // before listing: a successful list is the only reliable sign of health.
+    const list = async () => {
+      const result = await opts.list();
+      this.failures = 0;
+      this.markSynced();
+      return result;
+    };
+    this.informer = make<T>(opts.kubeConfig, opts.path, list, opts.labelSelector);
     this.informer.on('add', (o) => opts.onEvent('add', o));
     this.informer.on('update', (o) => opts.onEvent('update', o));
     this.informer.on('delete', (o) => opts.onEvent('delete', o));
-    this.informer.on('connect', () => {
-      this.failures = 0;
-    });
     this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
   }
 
@@ -53,22 +61,11 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.informer.list(namespace);
   }
 
-  /** Resolves after the first successful list (retrying until then). */
+  /** Resolves after the first successful list (failed attempts are retried with backoff until then). */
   async start(): Promise<void> {
     this.stopped = false;
-    for (;;) {
-      try {
-        await this.informer.start();
-        this.failures = 0;
-        break;
-      } catch (err) {
-        if (this.stopped) return;
-        const delay = this.nextDelay();
-        this.opts.onError?.(this.opts.name, err, delay);
-        await new Promise<void>((resolve) => this.timers.after(delay, resolve));
-        if (this.stopped) return;
-      }
-    }
+    this.informer.start().catch((err: unknown) => this.scheduleRestart(err));
+    await this.synced;
     this.scheduleResync();
   }
 
