@@ -64,7 +64,9 @@ async function loadHandler() {
   const candidates = ['.js', '.mjs', '.cjs', ''].map((ext) => path.join(functionDir, file + ext));
   const filename = candidates.find((f) => existsSync(f) && !f.endsWith(path.sep));
   if (!filename) {
-    fail(`entrypoint "${entrypoint}": none of ${candidates.slice(0, 3).join(', ')} exists (SLESS_FUNCTION_DIR=${functionDir})`);
+    fail(
+      `entrypoint "${entrypoint}": none of ${candidates.slice(0, 3).join(', ')} exists (SLESS_FUNCTION_DIR=${functionDir})`,
+    );
   }
   let exported;
   try {
@@ -84,7 +86,9 @@ async function loadHandler() {
     fail(`entrypoint "${entrypoint}": loading ${filename} failed${hint}: ${err.stack || err}`);
   }
   if (typeof exported !== 'function') {
-    fail(`entrypoint "${entrypoint}": ${filename} has no exported function "${exportName}" (found ${typeof exported})`);
+    fail(
+      `entrypoint "${entrypoint}": ${filename} has no exported function "${exportName}" (found ${typeof exported})`,
+    );
   }
   return exported;
 }
@@ -132,7 +136,12 @@ async function invoke(handler, event, context) {
 }
 
 function isResponseObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof value.statusCode === 'number';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    typeof value.statusCode === 'number'
+  );
 }
 
 function hasHeader(headers, name) {
@@ -142,8 +151,10 @@ function hasHeader(headers, name) {
 /** Maps a handler's return value to {status, headers, body} (CONTRACT.md §4). */
 function toResponse(value) {
   if (value === undefined || value === null) return { status: 204, headers: {}, body: '' };
-  if (typeof value === 'string') return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: value };
-  if (value instanceof Uint8Array) return { status: 200, headers: { 'content-type': 'application/octet-stream' }, body: value };
+  if (typeof value === 'string')
+    return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: value };
+  if (value instanceof Uint8Array)
+    return { status: 200, headers: { 'content-type': 'application/octet-stream' }, body: value };
   if (isResponseObject(value)) {
     if (!Number.isInteger(value.statusCode) || value.statusCode < 100 || value.statusCode > 599) {
       throw new Error(`statusCode ${value.statusCode} is not an HTTP status (100-599)`);
@@ -153,7 +164,9 @@ function toResponse(value) {
     const body = value.body;
     if (body === undefined || body === null) return { status: value.statusCode, headers, body: '' };
     if (typeof body === 'string' || body instanceof Uint8Array) {
-      if (!hasHeader(headers, 'content-type')) headers['content-type'] = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+      if (!hasHeader(headers, 'content-type'))
+        headers['content-type'] =
+          typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
       return { status: value.statusCode, headers, body };
     }
     if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
@@ -168,7 +181,15 @@ function errorMessage(err) {
 
 async function runJob(handler) {
   const raw = env.SLESS_EVENT ?? '';
-  const context = { method: '', path: '', query: {}, headers: {}, function: functionName, namespace, deadline: deadline() };
+  const context = {
+    method: '',
+    path: '',
+    query: {},
+    headers: {},
+    function: functionName,
+    namespace,
+    deadline: deadline(),
+  };
   try {
     const result = await invoke(handler, parseEvent(Buffer.from(raw, 'utf8')), context);
     writeResult(`${JSON.stringify(result ?? null)}\n`);
@@ -193,10 +214,18 @@ function serve(handler) {
     req.on('end', async () => {
       let response;
       try {
-        response = toResponse(await invoke(handler, parseEvent(Buffer.concat(chunks)), httpContext(req, url)));
+        response = toResponse(
+          await invoke(handler, parseEvent(Buffer.concat(chunks)), httpContext(req, url)),
+        );
       } catch (err) {
-        log(`handler error on ${req.method} ${url.pathname}: ${err instanceof Error && err.stack ? err.stack : String(err)}`);
-        response = { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: errorMessage(err) }) };
+        log(
+          `handler error on ${req.method} ${url.pathname}: ${err instanceof Error && err.stack ? err.stack : String(err)}`,
+        );
+        response = {
+          status: 500,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ error: errorMessage(err) }),
+        };
       }
       // While draining, a response closes its connection rather than leaving it idle until keepAliveTimeout.
       if (draining) res.setHeader('connection', 'close');
@@ -206,7 +235,9 @@ function serve(handler) {
         // e.g. a header value with a newline: the handler's mistake, reported like a thrown error
         log(`invalid response on ${req.method} ${url.pathname}: ${errorMessage(err)}`);
         if (!res.headersSent) {
-          res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: errorMessage(err) }));
+          res
+            .writeHead(500, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: errorMessage(err) }));
         } else res.destroy();
       }
     });
@@ -224,7 +255,9 @@ function serve(handler) {
   };
   process.once('SIGTERM', stop).once('SIGINT', stop);
   // A promise the handler forgot about must not take every other request in flight down with it.
-  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${err instanceof Error && err.stack ? err.stack : String(err)}`));
+  process.on('unhandledRejection', (err) =>
+    log(`unhandled rejection: ${err instanceof Error && err.stack ? err.stack : String(err)}`),
+  );
 }
 
 // In job mode stdout carries the result line only: the function's own output (console.log included)

@@ -155,8 +155,8 @@ async function baseImageSourcesDigest(runtime: Runtime): Promise<string> {
 const PINNED_SOURCES: Record<Runtime, { tag: string; digest: string }> = {
   'python3.11': { tag: '1', digest: '3c95ce0495eb08e0' },
   'python3.12': { tag: '1', digest: '27ef1ffaf7335e88' },
-  nodejs20: { tag: '1', digest: '6aa948f2834ca0fe' },
-  nodejs22: { tag: '1', digest: '7f3f9e6a8e0309c1' },
+  nodejs20: { tag: '1', digest: '32400a1bd80d54a2' },
+  nodejs22: { tag: '1', digest: '1cf90748a679a9df' },
   'go1.23': { tag: '1', digest: '27787d752beaa394' },
 };
 
