@@ -43,7 +43,7 @@ export async function readZip(buffer: Buffer, limits: ZipLimits = DEFAULT_ZIP_LI
     throw new ZipError(`the zip is ${buffer.length} bytes; the limit is ${limits.compressedBytes}`, true);
   }
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(buffer, { lazyEntries: true, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
+    yauzl.fromBuffer(buffer, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, z) =>
       err || !z ? reject(new ZipError(`not a readable zip file: ${err?.message ?? 'unknown error'}`, false, { cause: err })) : resolve(z),
     ),
   );
@@ -55,7 +55,9 @@ export async function readZip(buffer: Buffer, limits: ZipLimits = DEFAULT_ZIP_LI
   let total = 0;
   try {
     for await (const entry of entries(zip)) {
-      const name = entry.fileName;
+      // Names are decoded here (decodeStrings: false) so that safePath, not yauzl, explains a refusal.
+      const rawName: unknown = entry.fileName;
+      const name = Buffer.isBuffer(rawName) ? rawName.toString('utf8') : String(rawName);
       if (name.startsWith('__MACOSX/')) continue;
       const unixMode = (entry.externalFileAttributes >>> 16) & 0xffff;
       const isDir = name.endsWith('/') || (unixMode & S_IFMT) === S_IFDIR;
@@ -114,6 +116,9 @@ async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, budget: number,
   } catch (err) {
     stream.destroy();
     if (err instanceof ZipError) throw err;
+    if (/too many bytes/.test((err as Error).message)) {
+      throw new ZipError(`the zip entry ${name} inflates to more bytes than its header declares (a zip bomb?)`, true, { cause: err });
+    }
     throw new ZipError(`cannot inflate ${name}: ${(err as Error).message}`, false, { cause: err });
   }
   return Buffer.concat(chunks, size);
