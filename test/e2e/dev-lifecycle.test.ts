@@ -121,6 +121,28 @@ test('a function made through /v1 runs from an uploaded zip; git functions refus
   assert.equal(refused.status, 409);
 });
 
+test('a function that cannot start is Failed with the reason, answers 503, and is not retried on every poll', async () => {
+  await clone.write({ 'functions/broken/function.yaml': 'runtime: nodejs20\nentrypoint: handler.nope\n', 'functions/broken/handler.js': 'exports.handle = async () => 1;\n' });
+  await pushAndNotify('broken entrypoint');
+  const record = await eventually(async () => {
+    const r = (await api('GET', 'functions/broken')).json as { phase: string; message?: string };
+    return r.phase === 'Failed' ? r : undefined;
+  }, 'broken to be Failed');
+  assert.match(record.message ?? '', /did not start/);
+  assert.match(record.message ?? '', /nope/);
+  const call = await callFunction(dev.url, 'broken');
+  assert.equal(call.status, 503);
+  const starts = dev.log().match(/dev\/broken did not start|broken failed/g)?.length ?? 0;
+  const offset = dev.log().length;
+  await clone.write({ 'functions/summer/handler.py': 'def handle(event):\n    return {"sum": sum(event.get("input", [])), "v": 2}\n' });
+  await pushAndNotify('unrelated change');
+  await dev.waitForLog(/1 rebuilt/, { fromOffset: offset });
+  assert.equal(dev.log().match(/dev\/broken did not start|broken failed/g)?.length ?? 0, starts, 'no second attempt within a minute');
+  await clone.remove('functions/broken');
+  await pushAndNotify('remove broken');
+  await eventually(async () => ((await callFunction(dev.url, 'broken')).status === 404 ? true : undefined), 'broken to be gone');
+});
+
 test('a restart of sless dev on the same data dir rebuilds nothing and re-runs no job', async () => {
   const job = await finishedJob('summer-sum', 2);
   assert.equal(await dev.stop('SIGTERM'), 0);

@@ -28,7 +28,14 @@ export type DeployOutcome =
   | { readonly kind: 'unchanged' }
   | { readonly kind: 'started'; readonly built: boolean; readonly buildKey: string }
   | { readonly kind: 'disabled'; readonly buildKey: string }
-  | { readonly kind: 'failed'; readonly buildKey?: string; readonly message: string; readonly stillServing: boolean };
+  | {
+      readonly kind: 'failed';
+      readonly buildKey?: string;
+      readonly message: string;
+      readonly stillServing: boolean;
+      /** True when this is the remembered result of a recent identical attempt (nothing was retried). */
+      readonly repeated?: boolean;
+    };
 
 interface Live {
   readonly deployKey: string;
@@ -46,6 +53,8 @@ export interface FunctionRunnerOptions {
   /** How long the old process keeps running after the switch, for requests already sent to it. */
   readonly drainMs?: number;
   readonly healthTimeoutMs?: number;
+  /** A version that failed to build or start is not tried again for this long (unless it changes). */
+  readonly retryFailedAfterMs?: number;
 }
 
 function deployKeyOf(spec: DeploySpec, buildKey: string): string {
@@ -60,6 +69,8 @@ export class FunctionRunner {
   readonly #live = new Map<string, Live>();
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #draining = new Set<Promise<void>>();
+  /** Recent failures by deploy key, so a poll does not rebuild or restart a broken version every time. */
+  readonly #failures = new Map<string, { at: number; outcome: DeployOutcome & { kind: 'failed' } }>();
   readonly #baseEnv: Readonly<Record<string, string>>;
 
   constructor(opts: FunctionRunnerOptions) {
@@ -137,6 +148,15 @@ export class FunctionRunner {
         return { kind: 'unchanged' };
       }
       const stillServing = current?.process?.baseUrl !== undefined;
+      const failedBefore = this.#failures.get(deployKey);
+      if (failedBefore && Date.now() - failedBefore.at < (this.#opts.retryFailedAfterMs ?? 60_000)) {
+        return { ...failedBefore.outcome, stillServing, repeated: true };
+      }
+      const fail = (message: string): DeployOutcome => {
+        const outcome = { kind: 'failed' as const, buildKey, message, stillServing };
+        this.#failures.set(deployKey, { at: Date.now(), outcome });
+        return outcome;
+      };
       let built = false;
       try {
         if (!(await this.#opts.preparer.isPrepared(buildKey))) onBuilding?.();
@@ -148,7 +168,7 @@ export class FunctionRunner {
         });
         built = prepared.built;
       } catch (err) {
-        return { kind: 'failed', buildKey, message: `build failed: ${(err as Error).message}`, stillServing };
+        return fail(`build failed: ${(err as Error).message}`);
       }
       if (!spec.httpEnabled) {
         this.#live.set(key, { deployKey, buildKey });
@@ -166,8 +186,9 @@ export class FunctionRunner {
       try {
         await proc.start();
       } catch (err) {
-        return { kind: 'failed', buildKey, message: (err as Error).message, stillServing };
+        return fail((err as Error).message);
       }
+      this.#failures.delete(deployKey);
       this.#live.set(key, { deployKey, buildKey, process: proc });
       this.#retire(current);
       return { kind: 'started', built, buildKey };

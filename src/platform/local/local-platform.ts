@@ -231,6 +231,7 @@ export class LocalPlatform implements Platform {
         this.#opts.logger.info(`${label} built; http disabled (/fn answers 503)`);
         return;
       case 'failed':
+        if (outcome.repeated) return;
         this.#patchRecord(namespace, name, {
           phase: outcome.stillServing ? 'Ready' : 'Failed',
           message: outcome.stillServing ? `new version failed, still serving the previous one: ${outcome.message}` : outcome.message,
