@@ -69,6 +69,18 @@ for (const target of TARGETS) {
       assert.ok(Date.now() - t0 < 3000, `exited ${Date.now() - t0} ms after SIGTERM`);
     });
 
+    if (target.nestedHandler) {
+      const nested = target.nestedHandler;
+      it('loads an entrypoint in a sub-folder that imports its sibling modules', async () => {
+        const launch = nested();
+        const run = await runOnce(launch.argv, { ...launch.env, ...jobEnv, SLESS_EVENT: '[1]' });
+        assert.equal(run.code, 0, run.stderr);
+        const out = JSON.parse(run.stdout) as { nested: string; event: unknown };
+        assert.deepEqual(out.event, [1]);
+        assert.match(out.nested, /^(pkg\.nested|lib\/nested)$/);
+      });
+    }
+
     if (target.missingHandler) {
       const missing = target.missingHandler;
       it('refuses to start, naming the entrypoint, when the entrypoint does not exist', async () => {

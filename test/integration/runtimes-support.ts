@@ -25,27 +25,35 @@ export interface Target {
   eventHandler(): Launch;
   /** A launch whose entrypoint does not exist (absent for Go, where the build catches it). */
   missingHandler?(): Launch;
+  /** An entrypoint in a sub-folder whose module imports a sibling (Go: go-event has a package of its own). */
+  nestedHandler?(): Launch;
+}
+
+interface ScriptedTarget {
+  readonly runtime: Runtime;
+  readonly interpreter: string;
+  readonly script: string;
+  readonly fixture: string;
+  /** Entrypoint of the one-argument handler. */
+  readonly one: string;
+  /** Entrypoint of a handler in a sub-folder. */
+  readonly nested: string;
 }
 
 // Relative paths on purpose: `SLESS_FUNCTION_DIR=./dir node runtimes/nodejs20/server.js`, run from the
 // repository root, is the documented way to serve a folder.
-function scripted(
-  runtime: Runtime,
-  interpreter: string,
-  script: string,
-  fixture: string,
-  one: string,
-): Target {
+function scripted(t: ScriptedTarget): Target {
   const launch = (entrypoint: string): Launch => ({
-    argv: [interpreter, script],
-    env: { SLESS_FUNCTION_DIR: `./test/fixtures/runtimes/${fixture}`, SLESS_ENTRYPOINT: entrypoint },
+    argv: [t.interpreter, t.script],
+    env: { SLESS_FUNCTION_DIR: `./test/fixtures/runtimes/${t.fixture}`, SLESS_ENTRYPOINT: entrypoint },
   });
   return {
-    runtime,
+    runtime: t.runtime,
     prepare: async () => {},
     contextHandler: () => launch('handler.handle'),
-    eventHandler: () => launch(one),
+    eventHandler: () => launch(t.one),
     missingHandler: () => launch('handler.nothing_here'),
+    nestedHandler: () => launch(t.nested),
   };
 }
 
@@ -73,16 +81,26 @@ function goTarget(): Target {
 // python3 (3.11 on Debian bookworm) serves both Python runtimes unless SLESS_TEST_PYTHON312 names a
 // 3.12 interpreter; the local node serves both Node runtimes, the local go the Go one.
 export const TARGETS: readonly Target[] = [
-  scripted('python3.11', 'python3', 'runtimes/python3.11/server.py', 'python', 'handler.one'),
-  scripted(
-    'python3.12',
-    process.env.SLESS_TEST_PYTHON312 ?? 'python3',
-    'runtimes/python3.12/server.py',
-    'python',
-    'handler.one_async',
+  ...(['python3.11', 'python3.12'] as const).map((runtime) =>
+    scripted({
+      runtime,
+      interpreter: (runtime === 'python3.12' && process.env.SLESS_TEST_PYTHON312) || 'python3',
+      script: `runtimes/${runtime}/server.py`,
+      fixture: 'python',
+      one: runtime === 'python3.11' ? 'handler.one' : 'handler.one_async',
+      nested: 'pkg.nested.handle',
+    }),
   ),
-  scripted('nodejs20', process.execPath, 'runtimes/nodejs20/server.js', 'node', 'handler.one'),
-  scripted('nodejs22', process.execPath, 'runtimes/nodejs22/server.js', 'node', 'esm.one'),
+  ...(['nodejs20', 'nodejs22'] as const).map((runtime) =>
+    scripted({
+      runtime,
+      interpreter: process.execPath,
+      script: `runtimes/${runtime}/server.js`,
+      fixture: 'node',
+      one: runtime === 'nodejs20' ? 'handler.one' : 'esm.one',
+      nested: 'lib/nested.handle',
+    }),
+  ),
   goTarget(),
 ];
 
