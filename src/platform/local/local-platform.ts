@@ -122,6 +122,8 @@ export class LocalPlatform implements Platform {
     const ns = new Set([...this.#state.data.namespaces, this.#opts.namespace]);
     this.#state.data.namespaces = [...ns];
     const stored = Object.values(this.#state.data.functions).filter((f) => f.buildKey);
+    const pruned = await this.#preparer.prune(new Set(stored.map((f) => f.buildKey as string)));
+    if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
     await Promise.all(stored.map((f) => this.#deployStored(f)));
     for (const t of Object.values(this.#state.data.triggers)) this.#schedule(t);
     this.#coalescer.request('start');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { lstat, mkdtemp, readdir, readFile, readlink } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -88,4 +88,15 @@ test('a failed dependency install says why and leaves no half-built folder', asy
   await assert.rejects(p.prepare(req), /dev\/broken: "sh -c .*" failed \(exit 3\): no matching distribution for nosuchpkg/);
   assert.equal(await p.isPrepared('k3'), false);
   assert.deepEqual(await readdir(path.join(dataDir, 'builds')), []);
+});
+
+test('pruning keeps the folders still in use and removes the rest, including interrupted builds', async () => {
+  const { p, dataDir } = await preparer();
+  const req = (buildKey: string) => ({ buildKey, label: 'dev/f', files: () => files, installSteps: () => [] });
+  await p.prepare(req('keep'));
+  await p.prepare(req('old'));
+  await mkdir(path.join(dataDir, 'builds', '.tmp-x-1234'), { recursive: true });
+  const gone = await p.prune(new Set(['keep']));
+  assert.deepEqual(gone.sort(), ['.tmp-x-1234', 'old']);
+  assert.deepEqual(await readdir(path.join(dataDir, 'builds')), ['keep']);
 });

@@ -124,6 +124,22 @@ export class FunctionPreparer {
     return { buildKey: req.buildKey, ...final, built: true };
   }
 
+  /**
+   * Deletes prepared folders not in `keep` and leftovers of interrupted builds. Only safe while no
+   * process runs from them: `sless dev` calls it at start, before starting anything.
+   */
+  async prune(keep: ReadonlySet<string>): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.#buildsDir);
+    } catch {
+      return [];
+    }
+    const gone = names.filter((n) => !keep.has(n) && !this.#inFlight.has(n));
+    await Promise.all(gone.map((n) => rm(path.join(this.#buildsDir, n), { recursive: true, force: true })));
+    return gone;
+  }
+
   /** The pristine code of a prepared folder, as CodeFiles (for /v1 .../source). */
   async readSource(buildKey: string): Promise<CodeFile[]> {
     const root = this.dirOf(buildKey).sourceDir;
