@@ -156,7 +156,7 @@ describe('a database outage', async () => {
       await server.start();
       await eventually(async () => {
         await call('/after');
-        return (await logged().catch(() => [])).includes('/after');
+        return (await logged().catch((): string[] => [])).includes('/after');
       }, 'logging resumes after the database is back');
       assert.ok(!(await logged()).some((p) => p.startsWith('/during-')), 'records of the outage are dropped, not replayed');
     } finally {

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { WebhookVerdict } from '../webhook/parse-webhook.ts';
+import { decideWebhook } from './webhook-decision.ts';
+
+const push = (ref: string, extra: Partial<{ branch: string; deleted: boolean }> = {}): WebhookVerdict => ({
+  provider: 'github',
+  deliveryId: 'd1',
+  status: 'verified',
+  signature: 'valid',
+  event: { kind: 'push', ref, after: 'a'.repeat(40), deleted: false, cloneUrls: [], ...extra },
+});
+
+describe('decideWebhook', () => {
+  const cases: Array<[string, WebhookVerdict, string]> = [
+    ['a push to the watched branch', push('refs/heads/main', { branch: 'main' }), 'accepted'],
+    ['the watched branch deleted (the sync reports it)', push('refs/heads/main', { branch: 'main', deleted: true }), 'accepted'],
+    ['a push to another branch', push('refs/heads/dev', { branch: 'dev' }), 'ignored'],
+    ['a tag push', push('refs/tags/v1'), 'ignored'],
+    ['a ping', { provider: 'github', status: 'verified', signature: 'valid', event: { kind: 'ping' } }, 'ignored'],
+    ['another event', { provider: 'gitlab', status: 'verified', signature: 'valid', event: { kind: 'other', name: 'Issue Hook' } }, 'ignored'],
+    ['a bad signature', { provider: 'gitea', status: 'rejected', signature: 'invalid', error: 'signature mismatch' }, 'unauthorized'],
+    ['no signature', { provider: 'gitea', status: 'rejected', signature: 'missing', error: 'no signature' }, 'unauthorized'],
+    ['a signed but unreadable body', { provider: 'github', status: 'malformed', signature: 'valid', error: 'bad JSON' }, 'bad_request'],
+  ];
+  for (const [what, verdict, outcome] of cases) {
+    it(`${outcome} for ${what}`, () => {
+      assert.equal(decideWebhook(verdict, 'main').outcome, outcome);
+    });
+  }
+  it('names the provider and delivery in the sync reason', () => {
+    assert.equal(decideWebhook(push('refs/heads/main', { branch: 'main' }), 'main').reason, 'webhook github delivery d1');
+  });
+});
