@@ -105,12 +105,13 @@ export class FunctionPreparer {
       }
       await cp(sourceDir, appDir, { recursive: true, verbatimSymlinks: true });
       for (const step of req.installSteps(appDir, written)) {
-        this.#logger.info(`${req.label}: ${step.command} ${step.args.join(' ')}`);
+        const shown = [step.command, ...step.args].map((a) => (a.startsWith(tmp) ? path.relative(appDir, a) || '.' : a)).join(' ');
+        this.#logger.info(`${req.label}: installing dependencies: ${shown}`);
         const child = this.#children.spawn({ ...step, cwd: step.cwd || appDir }, { label: req.label, logger: this.#logger, quiet: true });
         const status = await child.exited;
         if (status.code !== 0) {
           throw new Error(
-            `${req.label}: "${step.command} ${step.args.join(' ')}" failed (exit ${status.code ?? status.signal}): ${child.tail().trim().split('\n').slice(-8).join('\n')}`,
+            `${req.label}: "${shown}" failed (exit ${status.code ?? status.signal}): ${child.tail().trim().split('\n').slice(-8).join('\n')}`,
           );
         }
       }
