@@ -1,7 +1,9 @@
 // Runs the runtime servers of runtimes/ as real processes for the runtimes*.test.ts suites: one
 // target per runtime, each serving the fixtures in test/fixtures/runtimes/ (which all behave alike).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -57,21 +59,73 @@ function scripted(t: ScriptedTarget): Target {
   };
 }
 
+const GO_FIXTURES = ['go-context', 'go-event'] as const;
+
+/** A digest of everything the Go fixture binaries are built from. */
+async function goSourcesDigest(): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = async (dir: string): Promise<void> => {
+    const entries = (await readdir(path.join(repoRoot, dir), { withFileTypes: true })).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    );
+    for (const e of entries) {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(rel);
+      else hash.update(`${rel}\0`).update(await readFile(path.join(repoRoot, rel)));
+    }
+  };
+  await walk('runtimes/go');
+  for (const f of GO_FIXTURES) await walk(`test/fixtures/runtimes/${f}`);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Builds the Go fixtures once per source digest into ~/.cache/sless-test, shared by the test files
+ * running in parallel (a mkdir lock), so a cold machine compiles the standard library once, not twice.
+ */
+async function buildGoFixtures(): Promise<string> {
+  const dir = path.join(os.homedir(), '.cache', 'sless-test', 'go-runtime-fixtures', await goSourcesDigest());
+  const done = path.join(dir, 'done');
+  const lock = `${dir}.lock`;
+  await mkdir(path.dirname(dir), { recursive: true });
+  for (const until = Date.now() + 300_000; ;) {
+    if (existsSync(done)) return dir;
+    try {
+      await mkdir(lock);
+      break;
+    } catch {
+      if (Date.now() > until)
+        throw new Error(`gave up waiting for ${lock} (remove it if no test is building)`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    if (existsSync(done)) return dir;
+    await mkdir(dir, { recursive: true });
+    for (const fixture of GO_FIXTURES) {
+      const argv = [
+        'sh',
+        'runtimes/go/build.sh',
+        `test/fixtures/runtimes/${fixture}`,
+        path.join(dir, fixture),
+      ];
+      const run = await runOnce(argv, {}, 300_000);
+      if (run.code !== 0)
+        throw new Error(`building ${fixture} with runtimes/go/build.sh failed:\n${run.stderr}`);
+    }
+    await writeFile(done, '');
+    return dir;
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 function goTarget(): Target {
   let dir = '';
   return {
     runtime: 'go1.23',
     async prepare() {
-      dir = await mkdtemp(path.join(os.tmpdir(), 'sless-go-runtime-test-'));
-      for (const fixture of ['go-context', 'go-event']) {
-        const run = await runOnce(
-          ['sh', 'runtimes/go/build.sh', `test/fixtures/runtimes/${fixture}`, path.join(dir, fixture)],
-          {},
-          300_000,
-        );
-        if (run.code !== 0)
-          throw new Error(`building ${fixture} with runtimes/go/build.sh failed:\n${run.stderr}`);
-      }
+      dir = await buildGoFixtures();
     },
     contextHandler: () => ({ argv: [path.join(dir, 'go-context')], env: {} }),
     eventHandler: () => ({ argv: [path.join(dir, 'go-event')], env: {} }),
