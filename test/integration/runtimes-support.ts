@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +94,9 @@ async function buildGoFixtures(): Promise<string> {
       await mkdir(lock);
       break;
     } catch {
+      // A lock older than any build is left over from a killed run.
+      const age = Date.now() - ((await stat(lock).catch(() => undefined))?.mtimeMs ?? Date.now());
+      if (age > 600_000) await rm(lock, { recursive: true, force: true });
       if (Date.now() > until)
         throw new Error(`gave up waiting for ${lock} (remove it if no test is building)`);
       await new Promise((r) => setTimeout(r, 250));
