@@ -1,4 +1,6 @@
 // The only reader of process.env: each command's settings, parsed once and frozen (CONTRACT.md §5, §6).
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -48,6 +50,8 @@ const controllerSpecs = {
   clusterDomain: { env: 'SLESS_CLUSTER_DOMAIN', schema: z.string().min(1), default: 'cluster.local', describe: 'cluster DNS domain for function Services' },
   podNamespace: { env: 'POD_NAMESPACE', schema: optionalString, describe: 'namespace of the controller (for its leader Lease)' },
   podName: { env: 'POD_NAME', schema: optionalString, describe: 'identity in leader election' },
+  publicUrl: { env: 'SLESS_PUBLIC_URL', schema: z.url().optional(), describe: 'public base URL of this server, for status.url (e.g. https://fn.example.com)' },
+  cacheDir: { env: 'SLESS_CACHE_DIR', schema: z.string().min(1), default: path.join(os.tmpdir(), 'sless-cache'), describe: 'git cache of repository syncs' },
 } satisfies Record<string, SettingSpec<unknown>>;
 
 const devSpecs = {

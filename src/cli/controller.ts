@@ -1,0 +1,201 @@
+// `sless controller`: every replica serves HTTP (/fn, /v1, /hooks, health, metrics) over the
+// KubernetesPlatform; the replica holding the leader Lease also runs the reconcilers. SIGTERM/SIGINT:
+// stop leading (the Lease is released so another replica takes over at once), drain HTTP, exit 0.
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { FastifyInstance } from 'fastify';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { AuthOptions } from '../auth/token-verifier.ts';
+import type { ArtifactStore } from '../build/artifact-store.ts';
+import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
+import { loadControllerConfig, type ControllerConfig } from '../config/config.ts';
+import { buildApp } from '../http/build-app.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
+import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
+import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
+import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
+import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
+import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
+import { openPgStore } from '../store/pg-store.ts';
+import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
+import type { CommandIo } from './io.ts';
+
+/** What tests and the benchmark change; production uses the defaults. */
+export interface ControllerServerOptions {
+  /** Default `::` (all interfaces). */
+  readonly host?: string;
+  readonly leaderElection?: Partial<Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewIntervalMs' | 'renewDeadlineMs' | 'name' | 'namespace' | 'identity'>>;
+  /** Passed to each Controller this replica starts (e.g. watchNamespace, backoff). */
+  readonly controller?: Partial<Pick<ControllerOptions, 'watchNamespace' | 'backoff' | 'timers'>> & { readonly settings?: Partial<ControllerSettings> };
+  readonly store?: ArtifactStore;
+  readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
+}
+
+export interface ControllerServer {
+  readonly url: string;
+  readonly port: number;
+  readonly app: FastifyInstance;
+  readonly platform: KubernetesPlatform;
+  readonly elector: LeaderElector;
+  /** The running Controller while this replica leads. */
+  readonly controller: Controller | undefined;
+  close(): Promise<void>;
+}
+
+interface Logs {
+  readonly invocationLog: InvocationLog;
+  readonly buildLog: BuildLog;
+  readonly storeHealth?: StoreHealth;
+  close?(): Promise<void>;
+}
+
+function authOf(config: ControllerConfig): AuthOptions {
+  const common = { issuer: config.jwtIssuer, audience: config.jwtAudience, adminClaim: config.adminClaim };
+  if (config.jwksUrl) return { ...common, key: { kind: 'jwks', url: config.jwksUrl } };
+  if (config.jwtPublicKey) return { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } };
+  if (config.jwtSecret) return { ...common, key: { kind: 'hs256', secret: config.jwtSecret } };
+  return { ...common, key: { kind: 'insecure' } };
+}
+
+export function controllerSettings(config: ControllerConfig): ControllerSettings {
+  const credentials =
+    config.awsAccessKeyId && config.awsSecretAccessKey ? { accessKeyId: config.awsAccessKeyId, secretAccessKey: config.awsSecretAccessKey } : undefined;
+  return {
+    registry: config.registry,
+    kanikoImage: config.kanikoImage,
+    buildNamespace: config.buildNamespace,
+    runtimeImagePrefix: config.runtimeImagePrefix,
+    s3: { bucket: config.s3Bucket, region: config.s3Region, ...(config.s3Endpoint ? { endpoint: config.s3Endpoint } : {}), ...(credentials ? { credentials } : {}) },
+    clusterDomain: config.clusterDomain,
+    ...(config.publicUrl ? { publicBaseUrl: config.publicUrl } : {}),
+    cacheDir: config.cacheDir,
+  };
+}
+
+function loadKubeConfig(config: ControllerConfig): KubeConfig {
+  const kc = new KubeConfig();
+  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** The Lease lives beside the controller: POD_NAMESPACE in a cluster, else the kubeconfig's namespace. */
+function leaseNamespace(config: ControllerConfig, kc: KubeConfig): string {
+  if (config.podNamespace) return config.podNamespace;
+  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+}
+
+export async function startControllerServer(config: ControllerConfig, io: CommandIo, options: ControllerServerOptions = {}): Promise<ControllerServer> {
+  const kubeConfig = loadKubeConfig(config);
+  const settings: ControllerSettings = { ...controllerSettings(config), ...options.controller?.settings };
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const store =
+    options.store ??
+    new S3ArtifactStore({
+      bucket: settings.s3.bucket,
+      region: settings.s3.region,
+      ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
+      ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
+    });
+  const platform = new KubernetesPlatform({ kubeConfig, store, settings, ...(options.endpointTtl ? { endpointTtl: options.endpointTtl } : {}) });
+
+  let logs: Logs = { invocationLog: createMemoryInvocationLog(), buildLog: createMemoryBuildLog() };
+  const app = await buildApp({
+    platform,
+    invocationLog: { record: (r) => logs.invocationLog.record(r), list: (ns, fn, limit) => logs.invocationLog.list(ns, fn, limit) },
+    buildLog: { record: (r) => logs.buildLog.record(r), list: (ns, fn, limit) => logs.buildLog.list(ns, fn, limit) },
+    auth: authOf(config),
+    registry,
+    storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
+    limits: { proxyBodyBytes: config.maxBodyBytes },
+    logger: { level: config.logLevel, stream: io.stdout },
+  });
+  const log = app.log.child({ component: 'controller' });
+  const logger: ControllerLogger = {
+    info: (message, fields) => log.info(fields ?? {}, message),
+    warn: (message, fields) => log.warn(fields ?? {}, message),
+    error: (message, fields) => log.error(fields ?? {}, message),
+  };
+  // buildApp already warns about insecure auth through the same logger.
+
+  if (config.databaseUrl) {
+    const pg = await openPgStore({
+      connectionString: config.databaseUrl,
+      metrics: createMetrics(registry),
+      retentionDays: config.invocationRetentionDays,
+      logger: { warn: (obj, msg) => log.warn(obj, msg) },
+    });
+    logs = { invocationLog: pg.invocationLog, buildLog: pg.buildLog, storeHealth: pg.health, close: () => pg.close() };
+    log.info('invocation and build logs go to PostgreSQL (DATABASE_URL)');
+  }
+
+  let controller: Controller | undefined;
+  const identity = options.leaderElection?.identity ?? config.podName ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const elector = new LeaderElector({
+    kubeConfig,
+    namespace: options.leaderElection?.namespace ?? leaseNamespace(config, kubeConfig),
+    identity,
+    ...options.leaderElection,
+    logger,
+    onStartedLeading: async () => {
+      const c = new Controller({
+        kubeConfig,
+        logger,
+        settings,
+        registry,
+        store,
+        ...(options.controller?.watchNamespace ? { watchNamespace: options.controller.watchNamespace } : {}),
+        ...(options.controller?.backoff ? { backoff: options.controller.backoff } : {}),
+        ...(options.controller?.timers ? { timers: options.controller.timers } : {}),
+      });
+      controller = c;
+      await c.start();
+    },
+    onStoppedLeading: async () => {
+      const c = controller;
+      controller = undefined;
+      await c?.stop();
+    },
+  });
+
+  await app.listen({ host: options.host ?? '::', port: config.port });
+  const port = (app.server.address() as AddressInfo).port;
+  elector.start();
+  log.info({ identity, lease: elector.lease, port }, `serving on port ${port}; competing for Lease ${elector.lease} as ${identity}`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    app,
+    platform,
+    elector,
+    get controller() {
+      return controller;
+    },
+    close() {
+      closing ??= (async () => {
+        // Leadership first, so the other replica starts reconciling while this one drains its requests.
+        await elector.stop();
+        await app.close();
+        await logs.close?.();
+      })();
+      return closing;
+    },
+  };
+}
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const config = loadControllerConfig(argv);
+  const server = await startControllerServer(config, io);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await server.close();
+  return 0;
+}

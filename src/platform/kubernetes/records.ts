@@ -1,0 +1,146 @@
+// Between the sless objects in the API server and the platform's records (pure). Who manages an object
+// is read from the `sless.kube5s.ru/repository` label that every FunctionRepository puts on what it
+// generates; objects without it were made through /v1.
+import type { Runtime } from '../../manifest/types.ts';
+import type { FunctionRecord, JobRecord, ManagedBy, RepositoryRecord, TriggerRecord } from '../types.ts';
+import { LABELS } from './objects/meta.ts';
+import type { Condition, FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
+
+/** What the CRDs default when a field is absent (crds/*.yaml). */
+export const CRD_DEFAULTS = {
+  entrypoint: 'handler.handle',
+  memoryMB: 128,
+  timeoutSec: 30,
+  branch: 'main',
+  path: '',
+  interval: '1m',
+} as const;
+
+interface Labelled {
+  metadata?: { labels?: Record<string, string> };
+}
+
+export function managedByOf(obj: Labelled): ManagedBy {
+  const repo = obj.metadata?.labels?.[LABELS.repository];
+  return repo ? `git:${repo}` : 'api';
+}
+
+/** The repository an object belongs to, or undefined for objects made through /v1. */
+export function repositoryOf(obj: Labelled): string | undefined {
+  return obj.metadata?.labels?.[LABELS.repository] || undefined;
+}
+
+/** `/fn/<ns>/<name>` under the public base URL (relative when the base is unknown). */
+export function publicFunctionUrl(publicBaseUrl: string | undefined, namespace: string, name: string): string {
+  return `${(publicBaseUrl ?? '').replace(/\/+$/, '')}/fn/${namespace}/${name}`;
+}
+
+/** Whether the http Triggers of a function allow serving: none means enabled (as the Function reconciler decides). */
+export function httpEnabledFrom(triggers: readonly TriggerResource[], fnName: string): boolean {
+  const http = triggers.filter((t) => t.spec?.type === 'http' && t.spec.functionRef === fnName);
+  return http.length === 0 || http.some((t) => t.spec?.enabled !== false);
+}
+
+function iso(t: string | Date | undefined): string | undefined {
+  return t === undefined ? undefined : new Date(t).toISOString();
+}
+
+export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolean; publicBaseUrl?: string }): FunctionRecord {
+  const name = fn.metadata?.name ?? '';
+  const namespace = fn.metadata?.namespace ?? '';
+  const spec = fn.spec;
+  const status = fn.status ?? {};
+  return {
+    name,
+    namespace,
+    runtime: (spec?.runtime ?? 'nodejs20') as Runtime,
+    entrypoint: spec?.entrypoint ?? CRD_DEFAULTS.entrypoint,
+    memoryMb: spec?.memoryMB ?? CRD_DEFAULTS.memoryMB,
+    timeoutSec: spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec,
+    env: { ...(spec?.env ?? {}) },
+    envFromSecrets: [...(spec?.envFromSecrets ?? [])],
+    httpEnabled: opts.httpEnabled,
+    phase: status.phase ?? 'Pending',
+    imageRef: status.imageRef || undefined,
+    message: status.message || undefined,
+    codeHash: spec?.codeHash,
+    lastBuiltAt: iso(status.lastBuiltAt),
+    url: status.url || publicFunctionUrl(opts.publicBaseUrl, namespace, name),
+    managedBy: managedByOf(fn),
+  };
+}
+
+export function triggerRecord(t: TriggerResource): TriggerRecord {
+  const spec = t.spec;
+  const enabled = spec?.enabled !== false;
+  return {
+    name: t.metadata?.name ?? '',
+    namespace: t.metadata?.namespace ?? '',
+    type: spec?.type ?? 'http',
+    functionRef: spec?.functionRef ?? '',
+    schedule: spec?.schedule,
+    timezone: spec?.timezone,
+    eventJson: spec?.eventJSON,
+    enabled,
+    // Until the Trigger reconciler has answered, the spec is the best guess.
+    active: t.status?.active ?? enabled,
+    url: t.status?.url || undefined,
+    lastScheduleTime: iso(t.status?.lastScheduleTime),
+    managedBy: managedByOf(t),
+  };
+}
+
+export function jobRecord(j: FunctionJobResource): JobRecord {
+  const spec = j.spec;
+  const runId = spec?.runID ?? 0;
+  const status = j.status ?? {};
+  // A status that describes an older runID says nothing about the current one.
+  const current = status.runID === undefined || status.runID === runId;
+  return {
+    name: j.metadata?.name ?? '',
+    namespace: j.metadata?.namespace ?? '',
+    functionRef: spec?.functionRef ?? '',
+    eventJson: spec?.eventJSON,
+    runId,
+    phase: current ? (status.phase ?? (runId === 0 ? 'Skipped' : 'Pending')) : 'Pending',
+    jobName: current ? status.jobName || undefined : undefined,
+    startTime: current ? iso(status.startTime) : undefined,
+    completionTime: current ? iso(status.completionTime) : undefined,
+    message: current ? status.message || undefined : undefined,
+    managedBy: managedByOf(j),
+  };
+}
+
+function readyOf(conditions: readonly Condition[] | undefined): RepositoryRecord['ready'] {
+  const c = conditions?.find((x) => x.type === 'Ready');
+  return c ? { status: c.status, reason: c.reason, message: c.message } : undefined;
+}
+
+export function repositoryRecord(r: RepositoryResource): RepositoryRecord {
+  const name = r.metadata?.name ?? '';
+  const namespace = r.metadata?.namespace ?? '';
+  const spec = r.spec;
+  const status = r.status ?? {};
+  const ready = readyOf(status.conditions);
+  return {
+    name,
+    namespace,
+    url: spec?.url ?? '',
+    branch: spec?.branch ?? CRD_DEFAULTS.branch,
+    path: spec?.path ?? CRD_DEFAULTS.path,
+    interval: spec?.interval ?? CRD_DEFAULTS.interval,
+    suspend: spec?.suspend ?? false,
+    prune: spec?.prune ?? true,
+    secretName: spec?.secretRef?.name,
+    revision: status.revision || undefined,
+    lastSyncTime: iso(status.lastSyncTime),
+    webhookPath: status.webhookPath || `/hooks/${namespace}/${name}`,
+    functions: (status.functions ?? []).map((f) => ({
+      name: f.name,
+      path: f.path,
+      ...(f.codeHash ? { codeHash: f.codeHash } : {}),
+      ...(f.error ? { error: f.error } : {}),
+    })),
+    ...(ready ? { ready } : {}),
+  };
+}

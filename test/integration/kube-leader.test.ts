@@ -1,0 +1,153 @@
+// Leader election against the real API server: one Lease, several candidates.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import net from 'node:net';
+import { CoordinationV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
+import { decideLease, LeaderElector } from '../../src/platform/kubernetes/leader-election.ts';
+import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+
+const FAST = { leaseDurationMs: 3_000, renewIntervalMs: 200, renewDeadlineMs: 2_000 };
+
+interface Candidate {
+  readonly elector: LeaderElector;
+  readonly events: string[];
+}
+
+function candidate(kc: KubeConfig, namespace: string, identity: string, name = 'sless-controller'): Candidate {
+  const events: string[] = [];
+  const elector = new LeaderElector({
+    kubeConfig: kc,
+    namespace,
+    name,
+    identity,
+    ...FAST,
+    onStartedLeading: () => void events.push('started'),
+    onStoppedLeading: () => void events.push('stopped'),
+  });
+  return { elector, events };
+}
+
+describe('decideLease', () => {
+  const lease = (holder: string, seconds = 15) => ({ spec: { holderIdentity: holder, leaseDurationSeconds: seconds } });
+  it('creates a missing Lease, renews its own, takes a free one', () => {
+    assert.equal(decideLease(undefined, 'a', 0, 0, 15_000), 'create');
+    assert.equal(decideLease(lease('a'), 'a', 0, 0, 15_000), 'renew');
+    assert.equal(decideLease(lease(''), 'a', 0, 0, 15_000), 'take');
+  });
+  it('waits for another holder until leaseDuration has passed since the Lease last changed', () => {
+    assert.equal(decideLease(lease('b', 15), 'a', 14_999, 0, 1), 'wait');
+    assert.equal(decideLease(lease('b', 15), 'a', 15_000, 0, 1), 'take');
+  });
+});
+
+describe('leader election over a Lease', () => {
+  let kc: KubeConfig;
+  let ns: TestNamespace;
+  before(async () => {
+    kc = testKubeConfig();
+    ns = await freshNamespace(kc, 'leader');
+  });
+  after(() => ns.cleanup());
+
+  it('elects exactly one of two candidates, and the other takes over at once when the leader stops', async () => {
+    const a = candidate(kc, ns.name, 'replica-a');
+    const b = candidate(kc, ns.name, 'replica-b');
+    a.elector.start();
+    b.elector.start();
+    try {
+      const leader = await eventually(() => {
+        const leaders = [a, b].filter((c) => c.elector.isLeader);
+        assert.equal(leaders.length, 1, 'exactly one leader');
+        return leaders[0]!;
+      });
+      const other = leader === a ? b : a;
+      // Several renew rounds later it is still the same single leader.
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(leader.elector.isLeader, true);
+      assert.equal(other.elector.isLeader, false);
+      assert.deepEqual(other.events, []);
+
+      const stoppedAt = Date.now();
+      await leader.elector.stop();
+      assert.deepEqual(leader.events, ['started', 'stopped']);
+      await eventually(() => assert.equal(other.elector.isLeader, true), { timeoutMs: 2_000, intervalMs: 50 });
+      // Released, so no waiting for the 3 s lease to run out.
+      assert.ok(Date.now() - stoppedAt < FAST.leaseDurationMs, `took over after ${Date.now() - stoppedAt} ms`);
+      assert.deepEqual(other.events, ['started']);
+
+      const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'sless-controller', namespace: ns.name });
+      assert.equal(lease.spec?.holderIdentity, other === a ? 'replica-a' : 'replica-b');
+      assert.ok((lease.spec?.leaseTransitions ?? 0) >= 1);
+    } finally {
+      await a.elector.stop();
+      await b.elector.stop();
+    }
+  });
+
+  it('takes a Lease whose holder vanished only after leaseDuration without renewal', async () => {
+    const api = kc.makeApiClient(CoordinationV1Api);
+    const now = new V1MicroTime(Date.now());
+    await api.createNamespacedLease({
+      namespace: ns.name,
+      body: { metadata: { name: 'ghost-lease' }, spec: { holderIdentity: 'crashed-replica', leaseDurationSeconds: 2, acquireTime: now, renewTime: now } },
+    });
+    const c = candidate(kc, ns.name, 'survivor', 'ghost-lease');
+    const t0 = Date.now();
+    c.elector.start();
+    try {
+      await new Promise((r) => setTimeout(r, 1_200));
+      assert.equal(c.elector.isLeader, false, 'the crashed holder still owns an unexpired Lease');
+      await eventually(() => assert.equal(c.elector.isLeader, true), { timeoutMs: 4_000, intervalMs: 50 });
+      const waited = Date.now() - t0;
+      assert.ok(waited >= 2_000, `took over after ${waited} ms, before the 2 s lease expired`);
+    } finally {
+      await c.elector.stop();
+    }
+    const lease = await api.readNamespacedLease({ name: 'ghost-lease', namespace: ns.name });
+    assert.equal(lease.spec?.holderIdentity ?? '', '', 'released on stop');
+  });
+
+  it('a leader that cannot reach the API server stops leading within its renew deadline', async () => {
+    // This candidate talks to the API server through a TCP relay that the test cuts.
+    const relay = await tcpRelay(new URL(kc.getCurrentCluster()!.server));
+    const cut = new KubeConfig();
+    cut.loadFromString(kc.exportConfig());
+    (cut.getCurrentCluster() as { server: string }).server = `https://127.0.0.1:${relay.port}`;
+    const c = candidate(cut, ns.name, 'cut-off', 'partition-lease');
+    c.elector.start();
+    try {
+      await eventually(() => assert.equal(c.elector.isLeader, true));
+      const cutAt = Date.now();
+      relay.cut();
+      await eventually(() => assert.equal(c.elector.isLeader, false), { timeoutMs: 5_000, intervalMs: 50 });
+      const took = Date.now() - cutAt;
+      assert.ok(took < FAST.leaseDurationMs, `stepped down after ${took} ms; another replica could take over after ${FAST.leaseDurationMs} ms`);
+      assert.deepEqual(c.events, ['started', 'stopped']);
+    } finally {
+      await c.elector.stop();
+      relay.cut();
+    }
+  });
+});
+
+/** Forwards TCP connections to `target` until cut() closes the listener and every open connection. */
+async function tcpRelay(target: URL): Promise<{ port: number; cut(): void }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut() {
+      server.close();
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
