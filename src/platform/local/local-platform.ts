@@ -2,6 +2,7 @@
 // from /v1 (managedBy api) run as child processes; schedules run on an in-process cron; jobs run once
 // per run_id. State lives under the data dir so a restart neither rebuilds nor re-runs anything.
 import { Cron } from 'croner';
+import PQueue from 'p-queue';
 import { formatProblem } from '../../manifest/format-problem.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
 import { planChanges } from '../../plan/plan-changes.ts';
@@ -51,6 +52,8 @@ export interface LocalPlatformOptions {
   readonly buildLog?: BuildLog;
   readonly drainMs?: number;
   readonly healthTimeoutMs?: number;
+  /** How many functions a sync builds or starts at the same time (default 4). */
+  readonly deployConcurrency?: number;
 }
 
 /** Counts for the "synced rev X (...)" line. */
@@ -89,6 +92,8 @@ export class LocalPlatform implements Platform {
   readonly #coalescer: SyncCoalescer;
   readonly #background = new Set<Promise<unknown>>();
   readonly #runningTriggers = new Set<string>();
+  /** Builds and process starts of one sync run a few at a time, not one per function at once. */
+  readonly #deploys: PQueue;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #lastSummary: SyncSummary | undefined;
@@ -108,6 +113,7 @@ export class LocalPlatform implements Platform {
       drainMs: opts.drainMs,
       healthTimeoutMs: opts.healthTimeoutMs,
     });
+    this.#deploys = new PQueue({ concurrency: opts.deployConcurrency ?? 4 });
     this.#coalescer = new SyncCoalescer(
       (reasons) => this.#sync(reasons),
       (err) => opts.logger.error(`sync of ${opts.repository.displayUrl} failed: ${(err as Error).message}`),
@@ -124,7 +130,7 @@ export class LocalPlatform implements Platform {
     const stored = Object.values(this.#state.data.functions).filter((f) => f.buildKey);
     const pruned = await this.#preparer.prune(new Set(stored.map((f) => f.buildKey as string)));
     if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
-    await Promise.all(stored.map((f) => this.#deployStored(f)));
+    await this.#deploys.addAll(stored.map((f) => () => this.#deployStored(f)));
     for (const t of Object.values(this.#state.data.triggers)) this.#schedule(t);
     this.#coalescer.request('start');
     this.#pollTimer = setInterval(() => this.#coalescer.request('poll'), this.#opts.pollIntervalMs);
@@ -311,7 +317,7 @@ export class LocalPlatform implements Platform {
     // Every healthy function is reconciled, not only the changed ones: deploy() is a no-op for a
     // function already running its version, and this also restarts what a crash of sless dev lost.
     const healthy = [...plan.added, ...plan.rebuild, ...plan.redeploy, ...plan.unchanged];
-    const outcomes = await Promise.all(healthy.map((e) => this.#syncFunction(read, e)));
+    const outcomes = await this.#deploys.addAll(healthy.map((e) => () => this.#syncFunction(read, e)));
     for (const e of plan.removed) await this.#removeFunction(ns, e.name);
 
     this.#state.data.repository = {
