@@ -118,6 +118,7 @@ function reply(code: ErrorCode, message: string): { status: number; body: ErrorB
 export function errorHandler(err: unknown, request: FastifyRequest, replyTo: FastifyReply): void {
   const res = toErrorResponse(err);
   if (res.internal) request.log.error({ err }, 'request failed');
+  else if (res.status >= 500) request.log.warn({ code: res.body.code, status: res.status }, res.body.error);
   else request.log.info({ code: res.body.code, status: res.status }, res.body.error);
   void replyTo.code(res.status).type('application/json; charset=utf-8').send(res.body);
 }

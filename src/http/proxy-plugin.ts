@@ -2,8 +2,7 @@
 // buffered: no content-type parser consumes the request on these routes), keeps upstream connections
 // alive through one undici Agent, drops hop-by-hop headers both ways, adds X-Forwarded-*, and records
 // every call in the invocation log and metrics without waiting on either.
-import { Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -34,8 +33,9 @@ export function proxyPlugin(app: FastifyInstance, opts: ProxyPluginOptions, done
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, parsed) => parsed(null));
   const handler = (request: FastifyRequest, reply: FastifyReply) => proxy(request, reply, opts);
-  app.all('/fn/:namespace/:name', handler);
-  app.all('/fn/:namespace/:name/*', handler);
+  // The invocation log is /fn's access log; per-request info lines would cost more than the proxying.
+  app.all('/fn/:namespace/:name', { logLevel: 'warn' }, handler);
+  app.all('/fn/:namespace/:name/*', { logLevel: 'warn' }, handler);
   done();
 }
 
@@ -91,60 +91,81 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, opts: ProxyPl
   if (declared !== undefined && declared > opts.maxBodyBytes) {
     throw tooLarge(opts.maxBodyBytes);
   }
-  const hasBody = (declared !== undefined && declared > 0) || headers['transfer-encoding'] !== undefined;
-  let body: Transform | undefined;
-  if (hasBody) {
-    body = new Transform({
-      transform(chunk: Buffer, _enc: BufferEncoding, next: TransformCallback) {
-        requestBytes += chunk.length;
-        if (requestBytes > opts.maxBodyBytes) next(new BodyTooLarge());
-        else next(null, chunk);
-      },
-    });
-    request.raw.pipe(body);
+  // With a Content-Length, node's parser already stops at the declared size, so the body goes
+  // through as is; a chunked body of unknown size is counted (and cut off at the limit).
+  let body: Readable | null = null;
+  if (headers['transfer-encoding'] !== undefined) {
+    body = request.raw.pipe(
+      new Transform({
+        transform(chunk: Buffer, _enc: BufferEncoding, next: TransformCallback) {
+          requestBytes += chunk.length;
+          if (requestBytes > opts.maxBodyBytes) next(new BodyTooLarge());
+          else next(null, chunk);
+        },
+      }),
+    );
+  } else if (declared !== undefined && declared > 0) {
+    requestBytes = declared;
+    body = request.raw;
   }
 
-  const abort = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('the client closed the connection'));
-  });
-
+  const res = reply.raw;
   const timeoutMs = endpoint.timeoutSec * 1000;
-  let upstream: Dispatcher.ResponseData;
   try {
-    upstream = await opts.dispatcher.request({
-      origin: endpoint.baseUrl,
-      path: upstreamPath,
-      method: request.method as Dispatcher.HttpMethod,
-      headers: upstreamRequestHeaders(headers, {
-        clientIp: request.ip,
-        proto: request.protocol,
-        prefix: `/fn/${namespace}/${name}`,
-      }),
-      body: body ?? null,
-      signal: abort.signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
+    await new Promise<void>((resolve, reject) => {
+      let started = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      const resume = () => controller?.resume();
+      // The client went away: stop the upstream request too.
+      res.once('close', () => {
+        if (!res.writableFinished) controller?.abort(new Error('the client closed the connection'));
+      });
+      opts.dispatcher.dispatch(
+        {
+          origin: endpoint.baseUrl,
+          path: upstreamPath,
+          method: request.method as Dispatcher.HttpMethod,
+          headers: upstreamRequestHeaders(headers, { clientIp: request.ip, proto: request.protocol, prefix: `/fn/${namespace}/${name}` }),
+          body,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
+        {
+          onRequestStart(c) {
+            controller = c;
+            if (res.destroyed) c.abort(new Error('the client closed the connection'));
+          },
+          onResponseStart(_c, statusCode, upstreamHeaders) {
+            if (statusCode < 200) return; // 1xx: informational, the real answer follows
+            started = true;
+            status = statusCode;
+            // From here on the response is ours to stream: fastify steps aside.
+            reply.hijack();
+            res.writeHead(statusCode, endToEndHeaders(upstreamHeaders));
+            res.on('drain', resume);
+          },
+          onResponseData(c, chunk) {
+            responseBytes += chunk.length;
+            if (!res.write(chunk)) c.pause();
+          },
+          onResponseEnd() {
+            res.end();
+            resolve();
+          },
+          onResponseError(_c, err) {
+            if (!started) return reject(err);
+            // The client left or the function broke off mid-response: nothing more can be said on
+            // this connection, so end it (the invocation log records what happened).
+            if (!res.destroyed) request.log.warn({ err: err.message }, `response from ${namespace}/${name} broke off`);
+            res.destroy();
+            resolve();
+          },
+        },
+      );
     });
   } catch (err) {
     throw upstreamError(err, namespace, name, endpoint.timeoutSec, opts.maxBodyBytes);
   }
-
-  // From here on the response is ours to stream: fastify steps aside.
-  status = upstream.statusCode;
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(upstream.statusCode, endToEndHeaders(upstream.headers));
-  const done = pipeline(upstream.body, res);
-  upstream.body.on('data', (chunk: Buffer) => {
-    responseBytes += chunk.length;
-  });
-  await done.catch((err: unknown) => {
-    // The client left or the function broke off mid-response: nothing more can be said on this
-    // connection, so end it (the invocation log records what happened).
-    if (!abort.signal.aborted) request.log.warn({ err: String(err) }, `response from ${namespace}/${name} broke off`);
-    res.destroy();
-  });
 }
 
 function tooLarge(limit: number): HttpError {

@@ -1,13 +1,26 @@
 // A sless app in its own process, for measurements that must not mix with the test's own memory
-// (RSS while streaming) and for the benchmark. argv: upstream base URL, optional body limit.
+// (RSS while streaming) and for the benchmark. argv: upstream base URL, optional body limit,
+// optional database URL (then invocations go to Postgres, else to the in-memory log).
+// Logging is on at info level (to /dev/null), metrics are on, as in production.
 // Prints {"port": N} once listening; answers "rss" on stdin with {"baseline","peak"} in bytes,
 // and "reset" starts a new baseline.
+import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { Registry } from 'prom-client';
+import { createMetrics } from '../../src/metrics/metrics.ts';
+import { openPgStore } from '../../src/store/pg-store.ts';
 import { listen, testApp } from './http-test-kit.ts';
 
-const [upstreamUrl, limit] = process.argv.slice(2);
-if (!upstreamUrl) throw new Error('usage: proxy-child.ts <upstream-url> [body-limit-bytes]');
-const { app, platform } = await testApp({ limits: { proxyBodyBytes: Number(limit ?? 100 * 1024 * 1024) } });
+const [upstreamUrl, limit, databaseUrl] = process.argv.slice(2);
+if (!upstreamUrl) throw new Error('usage: proxy-child.ts <upstream-url> [body-limit-bytes] [database-url]');
+const registry = new Registry();
+const store = databaseUrl ? await openPgStore({ connectionString: databaseUrl, metrics: createMetrics(registry) }) : undefined;
+const { app, platform } = await testApp({
+  registry,
+  limits: { proxyBodyBytes: Number(limit || 100 * 1024 * 1024) },
+  logger: { level: 'info', stream: createWriteStream('/dev/null') },
+  ...(store ? { invocationLog: store.invocationLog, buildLog: store.buildLog, storeHealth: store.health } : {}),
+});
 platform.serve('dev', 'fn', upstreamUrl);
 const base = await listen(app);
 let baseline = process.memoryUsage().rss;
@@ -25,3 +38,4 @@ for await (const line of createInterface({ input: process.stdin })) {
   }
 }
 await app.close();
+await store?.close();
