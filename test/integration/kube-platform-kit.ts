@@ -1,0 +1,79 @@
+// Shared setup for the KubernetesPlatform suites: the real API server (service `kube`), the real
+// SeaweedFS (service `s3`), a fresh namespace, and a platform with the endpoint cache turned off so every
+// resolveEndpoint reads the API server.
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
+import { KubernetesPlatform, type KubernetesPlatformOptions } from '../../src/platform/kubernetes/kubernetes-platform.ts';
+import type { CodeFile } from '../../src/platform/types.ts';
+import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+
+export const GROUP = 'sless.kube5s.ru';
+export const VERSION = 'v1alpha1';
+
+export interface PlatformKit {
+  readonly kc: KubeConfig;
+  readonly ns: string;
+  readonly store: S3ArtifactStore;
+  readonly platform: KubernetesPlatform;
+  readonly custom: CustomObjectsApi;
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+  dispose(): Promise<void>;
+}
+
+export function testS3Store(): S3ArtifactStore {
+  const e = process.env;
+  if (!e.SLESS_TEST_S3_ENDPOINT || !e.SLESS_TEST_S3_ACCESS_KEY || !e.SLESS_TEST_S3_SECRET_KEY || !e.SLESS_TEST_S3_BUCKET) {
+    throw new Error('SLESS_TEST_S3_* are not set: run this suite through `npm test` (it starts the s3 service)');
+  }
+  return new S3ArtifactStore({
+    bucket: e.SLESS_TEST_S3_BUCKET,
+    endpoint: e.SLESS_TEST_S3_ENDPOINT,
+    region: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: e.SLESS_TEST_S3_ACCESS_KEY, secretAccessKey: e.SLESS_TEST_S3_SECRET_KEY },
+  });
+}
+
+export function platformSettings(store: S3ArtifactStore): KubernetesPlatformOptions['settings'] {
+  return {
+    clusterDomain: 'cluster.test',
+    runtimeImagePrefix: 'registry.test:5000/runtimes',
+    s3: { bucket: process.env.SLESS_TEST_S3_BUCKET ?? store.location, region: 'us-east-1' },
+    publicBaseUrl: 'https://fn.example.test/',
+  };
+}
+
+export async function setupPlatformKit(prefix: string, options: Partial<KubernetesPlatformOptions> = {}): Promise<PlatformKit> {
+  const kc = testKubeConfig();
+  const namespace: TestNamespace = await freshNamespace(kc, prefix);
+  const store = testS3Store();
+  const platform = new KubernetesPlatform({
+    kubeConfig: kc,
+    store,
+    settings: platformSettings(store),
+    endpointTtl: { readyMs: 0, otherMs: 0 },
+    ...options,
+  });
+  return {
+    kc,
+    ns: namespace.name,
+    store,
+    platform,
+    custom: kc.makeApiClient(CustomObjectsApi),
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    dispose: () => namespace.cleanup(),
+  };
+}
+
+export function file(path: string, content: string, mode: CodeFile['mode'] = '100644'): CodeFile {
+  return { path, mode, content: Buffer.from(content) };
+}
+
+/** A small node function with a helper module, an executable script and a symlink. */
+export const NODE_CODE: readonly CodeFile[] = [
+  file('handler.js', "exports.handle = async (e) => ({ hello: e.name ?? 'world' });\n"),
+  file('lib/util.js', 'module.exports = (x) => x * 2;\n'),
+  file('bin/run.sh', '#!/bin/sh\necho hi\n', '100755'),
+  file('current.js', 'handler.js', '120000'),
+];
