@@ -56,7 +56,11 @@ build_kube() {
   } > "$dir/go.mod"
   echo "kube $KUBE_VERSION: building kube-apiserver and kube-controller-manager in $dir ..."
   # One `go build` for both commands so the shared packages are compiled once and in parallel.
-  (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$dir/out/" \
+  # The -X flags make /version report the real release instead of v0.0.0-master.
+  local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$KUBE_VERSION"
+  ldflags+=" -X k8s.io/component-base/version.gitMajor=${KUBE_VERSION%%.*} -X k8s.io/component-base/version.gitMinor=${minor%%.*}"
+  ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
+  (cd "$dir" && go build -trimpath -ldflags="$ldflags" -o "$dir/out/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager)
   mv "$dir/out/kube-apiserver" "$apiserver"
   mv "$dir/out/kube-controller-manager" "$kcm"

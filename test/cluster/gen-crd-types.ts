@@ -7,8 +7,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { readCrds } from './install-crds.ts';
+import { parseAllDocuments } from 'yaml';
+import { readCrdFiles } from './install-crds.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CRD_TYPES_PATH = path.join(root, 'src', 'platform', 'kubernetes', 'crd-types.ts');
@@ -36,12 +36,29 @@ interface Schema {
   format?: string;
 }
 
+/** The parts of a CRD the generator reads, as plain YAML. */
+interface RawCrd {
+  kind: string;
+  metadata?: { name?: string };
+  spec: {
+    group: string;
+    names: { kind: string; plural: string; singular?: string; shortNames?: string[]; categories?: string[] };
+    versions: Array<{ name: string; storage?: boolean; schema?: { openAPIV3Schema?: Schema } }>;
+  };
+}
+
+async function readRawCrds(): Promise<RawCrd[]> {
+  return (await readCrdFiles())
+    .flatMap(({ text }) => parseAllDocuments(text).map((d) => d.toJS() as RawCrd))
+    .filter((o) => o?.kind === 'CustomResourceDefinition');
+}
+
 interface Emitter {
   readonly blocks: string[];
 }
 
 export async function generateCrdTypes(): Promise<string> {
-  const crds = await readCrds();
+  const crds = await readRawCrds();
   const out: Emitter = { blocks: [] };
   const group = crds[0]?.spec.group ?? '';
   const version = storageVersion(crds[0]);
@@ -89,7 +106,7 @@ export interface ObjectMeta {
   for (const crd of crds) {
     const { kind, plural, singular, shortNames, categories } = crd.spec.names;
     const v = crd.spec.versions.find((x) => x.storage) ?? crd.spec.versions[0];
-    const schema = v?.schema?.openAPIV3Schema as Schema | undefined;
+    const schema = v?.schema?.openAPIV3Schema;
     const spec = schema?.properties?.spec;
     const status = schema?.properties?.status;
     if (!spec || !status) throw new Error(`CRD ${crd.metadata?.name}: schema needs spec and status`);
@@ -112,7 +129,7 @@ export interface ObjectMeta {
   return `${out.blocks.join('\n\n')}\n`;
 }
 
-function storageVersion(crd: V1CustomResourceDefinition | undefined): string {
+function storageVersion(crd: RawCrd | undefined): string {
   return (crd?.spec.versions.find((v) => v.storage) ?? crd?.spec.versions[0])?.name ?? '';
 }
 

@@ -3,21 +3,29 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiException, ApiextensionsV1Api, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  loadAllYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 
 export const CRD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
 
-export async function readCrds(dir = CRD_DIR): Promise<V1CustomResourceDefinition[]> {
+/** The YAML text of each CRD file, in name order. */
+export async function readCrdFiles(dir = CRD_DIR): Promise<Array<{ file: string; text: string }>> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-  const crds: V1CustomResourceDefinition[] = [];
-  for (const f of files) {
-    for (const doc of parseAllDocuments(await readFile(path.join(dir, f), 'utf8'))) {
-      const obj = doc.toJS() as V1CustomResourceDefinition | null;
-      if (obj?.kind === 'CustomResourceDefinition') crds.push(obj);
-    }
-  }
-  return crds;
+  return Promise.all(files.map(async (file) => ({ file, text: await readFile(path.join(dir, file), 'utf8') })));
+}
+
+/** The CRDs as client models. Plain parsed YAML would not do: the client's serializer only knows
+ * its model property names (`_enum`, `_default`, `xKubernetesValidations`) and would silently drop
+ * `enum`, `default` and `x-kubernetes-validations` from the request. */
+export async function readCrds(dir = CRD_DIR): Promise<V1CustomResourceDefinition[]> {
+  return (await readCrdFiles(dir))
+    .flatMap(({ text }) => loadAllYaml(text) as Array<{ kind?: string }>)
+    .filter((o): o is V1CustomResourceDefinition => o.kind === 'CustomResourceDefinition');
 }
 
 export async function installCrds(kc: KubeConfig, timeoutMs = 30_000): Promise<string[]> {
