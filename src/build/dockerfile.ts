@@ -22,8 +22,16 @@ const ENTRYPOINT_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_./-]*$/;
 /** An image reference: no whitespace, quotes or anything that could end the FROM line. */
 const IMAGE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
 
-function runStep(command: Command): string[] {
-  return [`WORKDIR ${command.cwd}`, `RUN ${JSON.stringify(command.argv)}`];
+/** `WORKDIR /app/function`, then each command as an exec-form RUN (no shell), changing WORKDIR only when needed. */
+function runSteps(commands: readonly Command[]): string[] {
+  let cwd: string = IMAGE_PATHS.functionDir;
+  const lines = [`WORKDIR ${cwd}`];
+  for (const c of commands) {
+    if (c.cwd !== cwd) lines.push(`WORKDIR ${(cwd = c.cwd)}`);
+    lines.push(`RUN ${JSON.stringify(c.argv)}`);
+  }
+  if (cwd !== IMAGE_PATHS.functionDir) lines.push(`WORKDIR ${IMAGE_PATHS.functionDir}`);
+  return lines;
 }
 
 export function generateDockerfile(
@@ -52,7 +60,7 @@ export function generateDockerfile(
       ...header,
       `FROM ${opts.baseImage} AS build`,
       copyCode,
-      ...runStep(build),
+      ...runSteps([build]),
       'FROM scratch',
       'COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
       `COPY --from=build --chown=${RUNTIME_UID}:${RUNTIME_UID} /tmp /tmp`,
@@ -81,8 +89,7 @@ export function generateDockerfile(
     // Installs run as root; the function runs as the base image's unprivileged user.
     'USER root',
     copyCode,
-    ...installs.flatMap(runStep),
-    `WORKDIR ${IMAGE_PATHS.functionDir}`,
+    ...runSteps(installs),
     `ENV SLESS_ENTRYPOINT=${fn.entrypoint}`,
     `USER ${RUNTIME_UID}`,
     '',
