@@ -178,10 +178,11 @@ export class Controller {
 
   /** Asks for a sync now by annotating the repository; the leader's watch picks it up at once. */
   async requestSync(namespace: string, name: string, at: Date = new Date()): Promise<void> {
-    await this.kube.mergePatch(
+    const result = await this.kube.mergePatch(
       { apiVersion: `${GROUP}/${VERSION}`, kind: 'FunctionRepository', metadata: { name, namespace } },
       { metadata: { annotations: { [ANNOTATIONS.requestedAt]: at.toISOString() } } },
     );
+    if (result === 'missing') throw new Error(`FunctionRepository ${namespace}/${name} does not exist; cannot request a sync`);
   }
 
   /** Keys waiting or running per queue (for tests, /readyz detail and the benchmark). */

@@ -203,9 +203,10 @@ export class FunctionReconciler {
         .some((o) => o.spec?.s3Key === s3Key && !(o.metadata?.namespace === namespace && o.metadata.name === name) && !o.metadata?.deletionTimestamp);
       if (!shared) await ctx.store.delete(s3Key);
     }
-    await ctx.kube.mergePatch(fn, {
+    const removed = await ctx.kube.mergePatch(fn, {
       metadata: { finalizers: (fn.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: fn.metadata.resourceVersion },
     });
+    if (removed === 'missing') return;
     record(ctx, fn, 'Normal', 'Finalized', `removed ${builds.length} build Job(s)${s3Key ? ' and the unreferenced build context' : ''}`);
   }
 }

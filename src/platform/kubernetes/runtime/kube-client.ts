@@ -105,13 +105,21 @@ export class KubeClient {
     }
   }
 
-  /** JSON merge patch of an object's main resource (finalizers, annotations). */
-  async mergePatch(obj: EventTarget, patch: Record<string, unknown>): Promise<void> {
+  /** JSON merge patch of an object's main resource (finalizers, annotations); 'missing' when it is gone. */
+  async mergePatch(obj: EventTarget, patch: Record<string, unknown>): Promise<'patched' | 'missing'> {
     this.requests++;
-    const target = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace }, ...patch };
+    const extraMeta = (patch.metadata ?? {}) as Record<string, unknown>;
+    const target = {
+      ...patch,
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      metadata: { ...extraMeta, name: obj.metadata?.name, namespace: obj.metadata?.namespace },
+    };
     try {
       await this.objects.patch(target, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch);
+      return 'patched';
     } catch (err) {
+      if (isStatus(err, 404)) return 'missing';
       throw new Error(`patch ${describe(target)} failed: ${apiMessage(err)}`, { cause: err });
     }
   }

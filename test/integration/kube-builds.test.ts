@@ -1,0 +1,92 @@
+// Builds: exactly the changed function is rebuilt, a controller restarted mid-build adopts the running
+// Job instead of starting a twin, and a failed build reports kaniko's output while the old image serves.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { eventually, markJobFailed, markJobSucceeded } from '../helpers/kube.ts';
+import { apps, conditionOf, DIGEST_A, DIGEST_B, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+
+const NAMES = Array.from({ length: 20 }, (_, i) => `fn-${String(i).padStart(2, '0')}`);
+
+async function finishAllBuilds(kit: Kit, digest: string): Promise<void> {
+  for (const job of await kit.buildJobs()) {
+    const done = (job.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    if (!done) await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: digest });
+  }
+}
+
+describe('kube controller: builds', () => {
+  let kit: Kit;
+  before(async () => {
+    kit = await setupKit('kube-builds');
+    await kit.clone.write(Object.assign({}, ...NAMES.map((n) => nodeFunction(n))));
+    await kit.clone.commitAndPush('twenty functions');
+    await kit.startController();
+    await kit.createRepository('many');
+  });
+  after(() => kit?.dispose());
+
+  it('starts exactly one build per function and brings all twenty to Ready', async () => {
+    await eventually(async () => assert.equal((await kit.buildJobs()).length, 20), { timeoutMs: 60_000 });
+    await finishAllBuilds(kit, DIGEST_A);
+    await eventually(async () => {
+      const fns = await kit.listFunctions();
+      assert.equal(fns.filter((f) => f.status?.phase === 'Ready').length, 20);
+    }, { timeoutMs: 60_000 });
+  });
+
+  it('rebuilds only the one function whose code changed', async () => {
+    await kit.clone.write({ 'functions/fn-07/handler.js': 'exports.handle = async () => "changed";\n' });
+    await kit.clone.commitAndPush('change fn-07');
+    await kit.controller!.requestSync(kit.ns, 'many');
+    await eventually(async () => assert.equal((await kit.buildJobs()).length, 21), { timeoutMs: 30_000 });
+    // give a wrong controller time to start more builds before counting
+    await new Promise((r) => setTimeout(r, 1_500));
+    const jobs = await kit.buildJobs();
+    assert.equal(jobs.length, 21);
+    assert.equal((await kit.buildJobs('fn-07')).length, 2);
+  });
+
+  it('adopts a running build after a restart instead of starting a second one, and completes it', async () => {
+    const before = await kit.buildJobs('fn-07');
+    await kit.stopController();
+    await kit.startController();
+    await new Promise((r) => setTimeout(r, 1_500));
+    const after = await kit.buildJobs('fn-07');
+    assert.deepEqual(after.map((j) => j.metadata?.uid).sort(), before.map((j) => j.metadata?.uid).sort(), 'no duplicate build Job');
+    const running = after.find((j) => !(j.status?.conditions ?? []).some((c) => c.status === 'True' && (c.type === 'Complete' || c.type === 'Failed')));
+    assert.ok(running, 'the new build is still running');
+    await markJobSucceeded(kit.kc, kit.buildNs, running.metadata?.name ?? '', { terminationMessage: DIGEST_B });
+    await eventually(async () => {
+      const fn = await kit.getFunction('fn-07');
+      assert.ok(fn?.status?.imageRef?.endsWith(DIGEST_B), JSON.stringify(fn?.status));
+      assert.equal(conditionOf(fn)?.status, 'True');
+    }, { timeoutMs: 30_000 });
+    const dep = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'fn-07' });
+    assert.ok(dep.spec?.template.spec?.containers[0]?.image?.endsWith(DIGEST_B));
+  });
+
+  it('reports a failed build with the builder output, and the previous image keeps serving', async () => {
+    const previous = (await kit.getFunction('fn-03'))?.status?.imageRef;
+    await kit.clone.write({ 'functions/fn-03/handler.js': 'exports.handle = async () => "broken build";\n' });
+    await kit.clone.commitAndPush('change fn-03');
+    await kit.controller!.requestSync(kit.ns, 'many');
+    const job = await eventually(async () => {
+      const jobs = (await kit.buildJobs('fn-03')).filter((j) => !(j.status?.conditions ?? []).some((c) => c.status === 'True'));
+      assert.equal(jobs.length, 1);
+      return jobs[0]!;
+    }, { timeoutMs: 30_000 });
+    await markJobFailed(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: 'error building image: npm ERR! missing script' });
+    const fn = await eventually(async () => {
+      const f = await kit.getFunction('fn-03');
+      assert.equal(f?.status?.phase, 'Failed', JSON.stringify(f?.status));
+      return f!;
+    }, { timeoutMs: 30_000 });
+    assert.match(fn.status?.message ?? '', /npm ERR! missing script/);
+    assert.equal(conditionOf(fn)?.status, 'False');
+    assert.equal(conditionOf(fn, 'Stalled')?.reason, 'BuildFailed');
+    assert.equal(fn.status?.imageRef, previous, 'status keeps the serving image');
+    const dep = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'fn-03' });
+    assert.equal(dep.spec?.template.spec?.containers[0]?.image, previous);
+    assert.ok(kit.logs.some((l) => l.includes('BuildFailed') && l.includes('fn-03')));
+  });
+});

@@ -1,0 +1,195 @@
+// Shared setup for the controller suites (test/integration/kube-*.test.ts): a real apiserver (service
+// `kube`), a real SeaweedFS (service `s3`, or a private one that a test can stop), the real git server
+// (service `git`), and the real Controller scoped to a fresh namespace. kube-controller-manager (when the
+// kube service runs it) provides the job controller and the garbage collector; the kubelet harness in
+// test/helpers/kube.ts plays kaniko and the pods.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
+import { Controller } from '../../src/platform/kubernetes/controller.ts';
+import type { ControllerLogger } from '../../src/platform/kubernetes/reconcilers/context.ts';
+import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
+import type { ControllerSettings } from '../../src/platform/kubernetes/settings.ts';
+import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
+import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+
+const GROUP = 'sless.kube5s.ru';
+const VERSION = 'v1alpha1';
+
+export interface S3Access {
+  readonly endpoint: string;
+  readonly accessKey: string;
+  readonly secretKey: string;
+  readonly region: string;
+  readonly bucket: string;
+}
+
+export function sharedS3(): S3Access {
+  const e = process.env;
+  if (!e.SLESS_TEST_S3_ENDPOINT || !e.SLESS_TEST_S3_ACCESS_KEY || !e.SLESS_TEST_S3_SECRET_KEY || !e.SLESS_TEST_S3_BUCKET) {
+    throw new Error('SLESS_TEST_S3_* are not set: run this suite through `npm test` (it starts the s3 service)');
+  }
+  return {
+    endpoint: e.SLESS_TEST_S3_ENDPOINT,
+    accessKey: e.SLESS_TEST_S3_ACCESS_KEY,
+    secretKey: e.SLESS_TEST_S3_SECRET_KEY,
+    region: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
+    bucket: e.SLESS_TEST_S3_BUCKET,
+  };
+}
+
+export const DIGEST_A = `sha256:${'a'.repeat(64)}`;
+export const DIGEST_B = `sha256:${'b'.repeat(64)}`;
+
+/** A function folder: function.yaml + handler.js. */
+export function nodeFunction(name: string, extra: { env?: Record<string, string>; body?: string; yaml?: string } = {}): Record<string, FileSpec> {
+  const env = Object.entries(extra.env ?? {}).map(([k, v]) => `  ${k}: "${v}"`);
+  return {
+    [`functions/${name}/function.yaml`]: `name: ${name}\nruntime: nodejs20\n${env.length ? `env:\n${env.join('\n')}\n` : ''}${extra.yaml ?? ''}`,
+    [`functions/${name}/handler.js`]: extra.body ?? `exports.handle = async () => ({ hello: '${name}' });\n`,
+  };
+}
+
+export interface Kit {
+  readonly kc: KubeConfig;
+  readonly ns: string;
+  readonly buildNs: string;
+  readonly settings: ControllerSettings;
+  readonly clone: WorkClone;
+  readonly repoUrl: string;
+  readonly logs: string[];
+  controller?: Controller;
+  startController(): Promise<Controller>;
+  stopController(): Promise<void>;
+  createRepository(name: string, spec?: Record<string, unknown>): Promise<void>;
+  getFunction(name: string): Promise<FunctionResource | undefined>;
+  listFunctions(): Promise<FunctionResource[]>;
+  getRepository(name: string): Promise<RepositoryResource>;
+  getTrigger(name: string): Promise<TriggerResource | undefined>;
+  getFunctionJob(name: string): Promise<FunctionJobResource | undefined>;
+  buildJobs(fn?: string): Promise<V1Job[]>;
+  dispose(): Promise<void>;
+}
+
+export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promise<Kit> {
+  const kc = testKubeConfig();
+  const namespaces: TestNamespace[] = [await freshNamespace(kc, prefix), await freshNamespace(kc, `${prefix}-builds`)];
+  const [ns, buildNs] = namespaces.map((n) => n.name) as [string, string];
+  const cacheDir = await mkdtemp(path.join(os.tmpdir(), 'sless-kube-cache-'));
+  const repo = await createRepo(sharedGitServer(), prefix);
+  const clone = await WorkClone.create(repo);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const logs: string[] = [];
+  // SLESS_TEST_CONTROLLER_LOG=1 echoes the controller's log lines to stderr while debugging a suite.
+  const echo = process.env.SLESS_TEST_CONTROLLER_LOG === '1';
+  const at = (level: string) => (m: string) => {
+    logs.push(`${level} ${m}`);
+    if (echo) process.stderr.write(`[controller ${prefix}] ${level} ${m}\n`);
+  };
+  const logger: ControllerLogger = { info: at('info'), warn: at('warn'), error: at('error') };
+  const settings: ControllerSettings = {
+    registry: 'registry.test:5000/sless',
+    kanikoImage: 'martizih/kaniko:v1.28.3',
+    buildNamespace: buildNs,
+    runtimeImagePrefix: 'registry.test:5000/runtimes',
+    s3: { endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } },
+    clusterDomain: 'cluster.local',
+    cacheDir,
+    resyncMs: 60_000,
+  };
+  const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
+    try {
+      return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, name })) as T;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  };
+  const kit: Kit = {
+    kc,
+    ns,
+    buildNs,
+    settings,
+    clone,
+    repoUrl: repo.url,
+    logs,
+    async startController() {
+      const store = new S3ArtifactStore({
+        bucket: s3.bucket,
+        endpoint: s3.endpoint,
+        region: s3.region,
+        credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
+        maxAttempts: 1,
+        connectTimeoutMs: 1000,
+      });
+      kit.controller = new Controller({ kubeConfig: kc, logger, settings, store, watchNamespace: ns, backoff: { baseMs: 200, maxMs: 2_000 } });
+      await kit.controller.start();
+      return kit.controller;
+    },
+    async stopController() {
+      await kit.controller?.stop();
+      kit.controller = undefined;
+    },
+    async createRepository(name, spec = {}) {
+      await custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: 'functionrepositories',
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'FunctionRepository', metadata: { name }, spec: { url: repo.url, interval: '1m', ...spec } },
+      });
+    },
+    getFunction: (name) => get<FunctionResource>('functions', name),
+    async listFunctions() {
+      const list = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'functions' })) as { items: FunctionResource[] };
+      return list.items;
+    },
+    async getRepository(name) {
+      const r = await get<RepositoryResource>('functionrepositories', name);
+      if (!r) throw new Error(`FunctionRepository ${ns}/${name} does not exist`);
+      return r;
+    },
+    getTrigger: (name) => get<TriggerResource>('triggers', name),
+    getFunctionJob: (name) => get<FunctionJobResource>('functionjobs', name),
+    async buildJobs(fn) {
+      const selector = [`sless.kube5s.ru/function-namespace=${ns}`, ...(fn ? [`sless.kube5s.ru/function=${fn}`] : [])].join(',');
+      return (await batch.listNamespacedJob({ namespace: buildNs, labelSelector: selector })).items;
+    },
+    async dispose() {
+      await kit.stopController();
+      // Functions carry a finalizer that only a running controller removes: drop it so the namespace can go.
+      for (const f of await kit.listFunctions().catch(() => [])) {
+        await custom
+          .patchNamespacedCustomObject(
+            { group: GROUP, version: VERSION, namespace: ns, plural: 'functions', name: f.metadata?.name ?? '', body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+          )
+          .catch(() => undefined);
+      }
+      for (const n of namespaces) await n.cleanup();
+      await rm(cacheDir, { recursive: true, force: true });
+      await rm(clone.dir, { recursive: true, force: true });
+    },
+  };
+  return kit;
+}
+
+export function apps(kc: KubeConfig): AppsV1Api {
+  return kc.makeApiClient(AppsV1Api);
+}
+export function core(kc: KubeConfig): CoreV1Api {
+  return kc.makeApiClient(CoreV1Api);
+}
+export function batchApi(kc: KubeConfig): BatchV1Api {
+  return kc.makeApiClient(BatchV1Api);
+}
+export function customApi(kc: KubeConfig): CustomObjectsApi {
+  return kc.makeApiClient(CustomObjectsApi);
+}
+
+/** Condition `type` of an object's status. */
+export function conditionOf(obj: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } } | undefined, type = 'Ready') {
+  return obj?.status?.conditions?.find((c) => c.type === type);
+}
