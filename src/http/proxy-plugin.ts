@@ -28,6 +28,28 @@ const FN_PATH = /^\/fn\/([^/?#]*)\/([^/?#]*)(.*)$/s;
 
 class BodyTooLarge extends Error {}
 
+interface Series {
+  readonly count: { inc(): void };
+  readonly duration: { observe(value: number): void };
+}
+const seriesCache = new WeakMap<Metrics, Map<string, Series>>();
+
+/** prom-client hashes the label set on every call; the children per function are cached instead. */
+function seriesFor(metrics: Metrics, namespace: string, fn: string, status: string): Series {
+  let byKey = seriesCache.get(metrics);
+  if (!byKey) seriesCache.set(metrics, (byKey = new Map()));
+  const key = `${namespace}/${fn}/${status}`;
+  let series = byKey.get(key);
+  if (!series) {
+    const labels = { namespace, function: fn, status_class: status };
+    series = { count: metrics.invocations.labels(labels), duration: metrics.invocationDuration.labels(labels) };
+    // Deleted functions leave their series behind; keep the cache itself bounded all the same.
+    if (byKey.size > 10_000) byKey.clear();
+    byKey.set(key, series);
+  }
+  return series;
+}
+
 export function proxyPlugin(app: FastifyInstance, opts: ProxyPluginOptions, done: (err?: Error) => void): void {
   // Leave every request body unread: the handler streams request.raw to the function.
   app.removeAllContentTypeParsers();
@@ -55,12 +77,16 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, opts: ProxyPl
   let requestBytes = 0;
   let responseBytes = 0;
   let status = 0;
+  // Only functions that exist get their own metric series and log entries: names in 404s are
+  // the caller's to invent, and must not grow the registry or the log without bound.
+  let exists = false;
   reply.raw.once('close', () => {
     const finalStatus = reply.raw.writableFinished ? status || reply.raw.statusCode : CLIENT_CLOSED;
     const seconds = (performance.now() - started) / 1000;
-    const labels = { namespace, function: name, status_class: statusClass(finalStatus) };
-    opts.metrics.invocations.inc(labels);
-    opts.metrics.invocationDuration.observe(labels, seconds);
+    const series = exists ? seriesFor(opts.metrics, namespace, name, statusClass(finalStatus)) : seriesFor(opts.metrics, '', '', statusClass(finalStatus));
+    series.count.inc();
+    series.duration.observe(seconds);
+    if (!exists) return;
     opts.invocationLog.record({
       namespace,
       function: name,
@@ -75,6 +101,7 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, opts: ProxyPl
   });
 
   const endpoint = await opts.platform.resolveEndpoint(namespace, name);
+  exists = endpoint.kind !== 'not-found';
   switch (endpoint.kind) {
     case 'not-found':
       throw new HttpError('function_not_found', `function ${namespace}/${name} does not exist`);

@@ -229,6 +229,9 @@ describe('the /fn proxy', async () => {
     const text = await registry.metrics();
     assert.match(text, /sless_invocations_total\{namespace="dev",function="echo",status_class="2xx"\} \d+/);
     assert.match(text, /sless_invocation_duration_seconds_count\{namespace="dev",function="echo",status_class="2xx"\} \d+/);
-    assert.match(text, /sless_invocations_total\{namespace="dev",function="nope",status_class="4xx"\} 1/);
+    // Unknown names share one series (namespace and function empty) and stay out of the log.
+    assert.match(text, /sless_invocations_total\{namespace="",function="",status_class="4xx"\} \d+/);
+    assert.doesNotMatch(text, /function="nope"/);
+    assert.deepEqual(await deps.invocationLog.list('dev', 'nope', 10), []);
   });
 });
