@@ -23,15 +23,15 @@ const { app, platform } = await testApp({
 });
 platform.serve('dev', 'fn', upstreamUrl);
 const base = await listen(app);
-let baseline = process.memoryUsage().rss;
+let baseline = process.memoryUsage.rss();
 let peak = baseline;
 setInterval(() => {
-  peak = Math.max(peak, process.memoryUsage().rss);
+  peak = Math.max(peak, process.memoryUsage.rss());
 }, 10).unref();
 process.stdout.write(`${JSON.stringify({ port: Number(new URL(base).port) })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'reset') {
-    baseline = peak = process.memoryUsage().rss;
+    baseline = peak = process.memoryUsage.rss();
     process.stdout.write('{"ok":true}\n');
   } else if (line === 'rss') {
     process.stdout.write(`${JSON.stringify({ baseline, peak })}\n`);
