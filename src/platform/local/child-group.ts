@@ -66,10 +66,6 @@ export class ChildGroup {
     return this.#live.size;
   }
 
-  pids(): number[] {
-    return [...this.#live].map((c) => c.pid);
-  }
-
   spawn(spec: CommandSpec, opts: SpawnOptions): GroupChild {
     if (this.#closed) throw new Error(`not starting ${opts.label}: sless dev is shutting down`);
     const proc = spawn(spec.command, [...spec.args], {

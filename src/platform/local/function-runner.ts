@@ -95,10 +95,6 @@ export class FunctionRunner {
     return live.process.state === 'restarting' ? `restarting after a crash (${live.process.lastError})` : live.process.state;
   }
 
-  pids(): number[] {
-    return this.#opts.children.pids();
-  }
-
   /** Serialises work per function: a second change waits for the first. */
   #locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.#locks.get(key) ?? Promise.resolve();

@@ -57,7 +57,7 @@ export interface LocalPlatformOptions {
 }
 
 /** Counts for the "synced rev X (...)" line. */
-export interface SyncSummary {
+interface SyncSummary {
   readonly revision: string;
   readonly total: number;
   readonly added: number;
@@ -96,8 +96,6 @@ export class LocalPlatform implements Platform {
   readonly #deploys: PQueue;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  #lastSummary: SyncSummary | undefined;
-  #syncCount = 0;
 
   constructor(opts: LocalPlatformOptions) {
     this.#opts = opts;
@@ -142,18 +140,6 @@ export class LocalPlatform implements Platform {
     await this.#coalescer.idle();
   }
 
-  get lastSync(): SyncSummary | undefined {
-    return this.#lastSummary;
-  }
-  get syncCount(): number {
-    return this.#syncCount;
-  }
-
-  /** Pids of every live child (runtime servers, installs, job runs). */
-  childPids(): number[] {
-    return this.#runner.pids();
-  }
-
   /** Synchronous last resort (process 'exit' handler): kills every child group at once. */
   killAllNow(): void {
     this.#children.killAllNow();
@@ -164,8 +150,10 @@ export class LocalPlatform implements Platform {
     this.#closed = true;
     clearInterval(this.#pollTimer);
     this.#scheduler.stopAll();
-    await this.#coalescer.close();
+    // Processes first: that also ends a dependency install a running sync waits for, and refuses
+    // new children, so the sync then finishes at once instead of building on.
     await this.#runner.close();
+    await this.#coalescer.close();
     await Promise.allSettled([...this.#background]);
     await this.#opts.repository.close?.();
     await this.#state.save().catch(() => undefined);
@@ -335,6 +323,7 @@ export class LocalPlatform implements Platform {
     await this.#state.save();
 
     const failed = outcomes.filter((o) => o.kind === 'failed').length;
+    const failedAnew = outcomes.filter((o) => o.kind === 'failed' && !o.repeated).length;
     const summary: SyncSummary = {
       revision: snapshot.revision,
       total: snapshot.functions.length,
@@ -345,9 +334,7 @@ export class LocalPlatform implements Platform {
       unchanged: plan.unchanged.length,
       errors: plan.errors.length + failed,
     };
-    this.#lastSummary = summary;
-    this.#syncCount++;
-    if (news || summary.added + summary.rebuilt + summary.redeployed + summary.removed + failed > 0) {
+    if (news || summary.added + summary.rebuilt + summary.redeployed + summary.removed + failedAnew > 0) {
       this.#opts.logger.info(
         `synced rev ${shortRev(snapshot.revision)} (${summary.total} functions: ${summary.added} added, ${summary.rebuilt} rebuilt, ` +
           `${summary.redeployed} redeployed, ${summary.removed} removed, ${summary.unchanged} unchanged, ${summary.errors} errors) ` +
