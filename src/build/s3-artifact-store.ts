@@ -191,7 +191,7 @@ export class S3ArtifactStore implements ArtifactStore {
     const what = key === undefined ? this.location : `"${key}" in ${this.location}`;
     const hint: Record<ArtifactStoreErrorKind, string> = {
       NotFound: isNoSuchBucket(err) ? 'the bucket does not exist' : 'no such key',
-      Unavailable: 'the S3 server is unreachable or failing; retrying later',
+      Unavailable: 'the S3 server is unreachable or failing; try again later',
       Denied: 'access denied: check the S3 access key, secret key and the bucket policy',
       Invalid: 'the request was rejected',
     };

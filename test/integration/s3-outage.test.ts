@@ -1,6 +1,7 @@
 // S3 going away and coming back: a SeaweedFS of this file's own, stopped and started again on the
 // same port and data. The store must fail fast with `Unavailable` and work again afterwards.
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
@@ -57,5 +58,29 @@ describe('S3ArtifactStore during an S3 outage', () => {
     assert.equal((await buffer(await store.get('contexts/before.tar.gz'))).toString(), 'kept across the outage');
     await store.put('contexts/after.tar.gz', Readable.from([Buffer.from('after')]));
     assert.deepEqual(await store.list('contexts/'), ['contexts/after.tar.gz', 'contexts/before.tar.gz']);
+  });
+
+  it('gives up on a server that accepts connections but never answers, after the idle timeout', async () => {
+    const sockets: Socket[] = [];
+    const blackHole = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(blackHole.address() as AddressInfo).port}`;
+    const hung = new S3ArtifactStore({
+      endpoint, region: 'us-east-1', bucket: 'b', credentials: { accessKeyId: 'k', secretAccessKey: 's' },
+      maxAttempts: 1, idleTimeoutMs: 300,
+    });
+    try {
+      const t0 = Date.now();
+      await assert.rejects(hung.get('contexts/x.tar.gz'), (err: unknown) => {
+        assert.ok(isArtifactStoreError(err, 'Unavailable'), String(err));
+        assert.match(err.message, /TimeoutError/);
+        return true;
+      });
+      assert.ok(Date.now() - t0 < 2_000, `took ${Date.now() - t0} ms`);
+    } finally {
+      hung.close();
+      sockets.forEach((s) => s.destroy());
+      await new Promise((resolve) => blackHole.close(resolve));
+    }
   });
 });
