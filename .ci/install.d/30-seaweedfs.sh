@@ -17,10 +17,10 @@ else
   # `go install module@version` refuses modules whose go.mod has replace directives (seaweedfs has
   # some), so fetch the module source through the proxy and build inside it as the main module.
   # GOTOOLCHAIN=local: never fetch another Go toolchain behind our back.
-  src_dir=$(GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "github.com/seaweedfs/seaweedfs@$WEED_VERSION" |
+  src_dir=$(GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=mod" go mod download -json "github.com/seaweedfs/seaweedfs@$WEED_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -d "$src_dir" ] || { echo "go mod download gave no source directory for seaweedfs@$WEED_VERSION" >&2; exit 1; }
-  (cd "$src_dir" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly \
+  (cd "$src_dir" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
     go build -trimpath -ldflags="-s -w" -o "$tmp_bin/weed" ./weed)
   mv "$tmp_bin/weed" "$target.partial"
   mv "$target.partial" "$target"
