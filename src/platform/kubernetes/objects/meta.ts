@@ -1,13 +1,13 @@
 // Labels, owner references and deterministic names shared by every object builder.
 import { createHash } from 'node:crypto';
+import { ANNOTATION_REQUESTED_AT, API_VERSION, GROUP, LABEL_REPOSITORY } from '../crd-types.ts';
 
-export const GROUP = 'sless.kube5s.ru';
-export const API_VERSION = `${GROUP}/v1alpha1`;
+export { API_VERSION, GROUP };
 export const FIELD_MANAGER = 'sless';
 export const FINALIZER = `${GROUP}/cleanup`;
 
 export const LABELS = {
-  repository: `${GROUP}/repository`,
+  repository: LABEL_REPOSITORY,
   function: `${GROUP}/function`,
   functionNamespace: `${GROUP}/function-namespace`,
   buildKey: `${GROUP}/build-key`,
@@ -18,7 +18,7 @@ export const LABELS = {
 } as const;
 
 export const ANNOTATIONS = {
-  requestedAt: `${GROUP}/requestedAt`,
+  requestedAt: ANNOTATION_REQUESTED_AT,
   buildKey: `${GROUP}/build-key`,
   runId: `${GROUP}/run-id`,
 } as const;

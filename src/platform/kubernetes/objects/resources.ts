@@ -1,28 +1,22 @@
-// The shapes of the four sless kinds as the reconcilers use them (CONTRACT.md §2).
-import type { Runtime } from '../../../manifest/types.ts';
+// The four sless kinds as the reconcilers and builders handle them: the generated spec/status types of
+// crd-types.ts (one source of truth, generated from crds/), wrapped in a lenient object shape (everything
+// optional), because informers hand over whatever the API server stored and builders take partial inputs.
+import type * as crd from '../crd-types.ts';
 
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+export type {
+  Condition,
+  FunctionJobSpec,
+  FunctionJobStatus,
+  FunctionSpec,
+  FunctionStatus,
+  TriggerSpec,
+  TriggerStatus,
+} from '../crd-types.ts';
+export { KINDS, type SlessKind } from '../crd-types.ts';
 
-export interface Metadata {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  deletionTimestamp?: string | Date;
-  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
-  creationTimestamp?: string | Date;
-}
+export type RepositorySpec = crd.FunctionRepositorySpec;
+export type RepositoryStatus = crd.FunctionRepositoryStatus;
+export type Metadata = crd.ObjectMeta;
 
 export interface Resource<Spec, Status> {
   apiVersion?: string;
@@ -32,87 +26,7 @@ export interface Resource<Spec, Status> {
   status?: Status;
 }
 
-export interface FunctionSpec {
-  runtime: Runtime;
-  entrypoint?: string;
-  memoryMB?: number;
-  timeoutSec?: number;
-  env?: Record<string, string>;
-  envFromSecrets?: string[];
-  codeHash?: string;
-  s3Bucket?: string;
-  s3Key?: string;
-  source?: { repository: string; path: string; revision: string };
-}
-export interface FunctionStatus {
-  phase?: 'Pending' | 'Building' | 'Ready' | 'Failed';
-  imageRef?: string;
-  message?: string;
-  lastBuiltAt?: string;
-  url?: string;
-  observedGeneration?: number;
-  conditions?: Condition[];
-}
-export type FunctionResource = Resource<FunctionSpec, FunctionStatus>;
-
-export interface TriggerSpec {
-  type: 'http' | 'cron';
-  functionRef: string;
-  schedule?: string;
-  timezone?: string;
-  eventJSON?: string;
-  enabled?: boolean;
-}
-export interface TriggerStatus {
-  active?: boolean;
-  url?: string;
-  lastScheduleTime?: string;
-  observedGeneration?: number;
-  conditions?: Condition[];
-}
-export type TriggerResource = Resource<TriggerSpec, TriggerStatus>;
-
-export interface FunctionJobSpec {
-  functionRef: string;
-  eventJSON?: string;
-  runID?: number;
-}
-export interface FunctionJobStatus {
-  /** The runID this status describes. */
-  runID?: number;
-  phase?: 'Pending' | 'Skipped' | 'Running' | 'Succeeded' | 'Failed';
-  jobName?: string;
-  startTime?: string;
-  completionTime?: string;
-  message?: string;
-  observedGeneration?: number;
-  conditions?: Condition[];
-}
-export type FunctionJobResource = Resource<FunctionJobSpec, FunctionJobStatus>;
-
-export interface RepositorySpec {
-  url: string;
-  branch?: string;
-  path?: string;
-  interval?: string;
-  secretRef?: { name: string };
-  suspend?: boolean;
-  prune?: boolean;
-}
-export interface RepositoryStatus {
-  revision?: string;
-  lastSyncTime?: string;
-  webhookPath?: string;
-  functions?: Array<{ name: string; path: string; codeHash?: string; error?: string }>;
-  observedGeneration?: number;
-  conditions?: Condition[];
-}
-export type RepositoryResource = Resource<RepositorySpec, RepositoryStatus>;
-
-export const KINDS = {
-  FunctionRepository: { kind: 'FunctionRepository', plural: 'functionrepositories' },
-  Function: { kind: 'Function', plural: 'functions' },
-  Trigger: { kind: 'Trigger', plural: 'triggers' },
-  FunctionJob: { kind: 'FunctionJob', plural: 'functionjobs' },
-} as const;
-export type SlessKind = keyof typeof KINDS;
+export type FunctionResource = Resource<crd.FunctionSpec, crd.FunctionStatus>;
+export type TriggerResource = Resource<crd.TriggerSpec, crd.TriggerStatus>;
+export type FunctionJobResource = Resource<crd.FunctionJobSpec, crd.FunctionJobStatus>;
+export type RepositoryResource = Resource<crd.FunctionRepositorySpec, crd.FunctionRepositoryStatus>;

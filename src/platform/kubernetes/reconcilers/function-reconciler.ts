@@ -143,12 +143,14 @@ export class FunctionReconciler {
         const imageRef = `${buildDestination(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key })}@${digest}`;
         const finishedAt = toIso(job.status?.completionTime) ?? ctx.now().toISOString();
         ctx.metrics.builds.inc({ outcome: 'succeeded' });
+        observeBuild(ctx, namespace, name, job, 'succeeded');
         record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${imageRef}`);
         return { kind: 'built', imageRef, finishedAt };
       }
       return this.failed(fn, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
     }
     const tail = await podOutput(ctx.kube, pod, 'kaniko', LOG_TAIL_BYTES);
+    if (fn.status?.phase !== 'Failed') observeBuild(ctx, namespace, name, job, 'failed');
     return this.failed(fn, `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)})${tail ? `:\n${tail}` : ''}`);
   }
 
@@ -214,6 +216,15 @@ export class FunctionReconciler {
 function building(fn: FunctionResource, jobName: string, buildNs: string, url: string): StepResult {
   const message = `building the image in Job ${buildNs}/${jobName}${fn.status?.imageRef ? `; ${fn.status.imageRef} keeps serving` : ''}`;
   return { outcome: { kind: 'progressing', reason: 'Building', message }, status: { phase: 'Building', message, url } };
+}
+
+/** Build time as the Job saw it (start to completion, or to its last condition when it failed). */
+function observeBuild(ctx: ReconcileContext, namespace: string, name: string, job: V1Job, outcome: 'succeeded' | 'failed'): void {
+  const start = job.status?.startTime ?? job.metadata?.creationTimestamp;
+  const end = job.status?.completionTime ?? (job.status?.conditions ?? []).map((c) => c.lastTransitionTime).filter(Boolean).pop();
+  if (!start || !end) return;
+  const seconds = (new Date(end).getTime() - new Date(start).getTime()) / 1000;
+  if (seconds >= 0) ctx.metrics.buildDuration.observe({ namespace, function: name, outcome }, seconds);
 }
 
 function toIso(t: Date | string | undefined): string | undefined {

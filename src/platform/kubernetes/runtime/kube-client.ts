@@ -13,10 +13,11 @@ import {
   type KubernetesObject,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { VERSION } from '../crd-types.ts';
 import { FIELD_MANAGER, GROUP } from '../objects/meta.ts';
 import { KINDS, type SlessKind } from '../objects/resources.ts';
 
-export const VERSION = 'v1alpha1';
+export { VERSION };
 
 export function isStatus(err: unknown, code: number): boolean {
   return err instanceof ApiException && err.code === code;
