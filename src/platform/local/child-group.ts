@@ -2,6 +2,7 @@
 // each child leads its own process group, so stopping it also stops whatever it spawned (npm, go
 // build, a shell), and the registry lets shutdown stop all of them — no orphans.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { Logger } from './logger.ts';
 
 export interface CommandSpec {
@@ -50,6 +51,12 @@ export function childBaseEnv(env: Readonly<Record<string, string | undefined>>):
   return out;
 }
 
+/**
+ * util-linux's setpriv sets PR_SET_PDEATHSIG before it execs the real command: the kernel then
+ * kills the child when `sless dev` dies, even by SIGKILL, when no handler of ours gets to run.
+ */
+const SETPRIV = existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : undefined;
+
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -68,7 +75,10 @@ export class ChildGroup {
 
   spawn(spec: CommandSpec, opts: SpawnOptions): GroupChild {
     if (this.#closed) throw new Error(`not starting ${opts.label}: sless dev is shutting down`);
-    const proc = spawn(spec.command, [...spec.args], {
+    const [command, args] = SETPRIV
+      ? [SETPRIV, ['--pdeathsig', 'KILL', '--', spec.command, ...spec.args]]
+      : [spec.command, [...spec.args]];
+    const proc = spawn(command, args, {
       cwd: spec.cwd,
       env: { ...spec.env },
       detached: true,

@@ -104,3 +104,24 @@ test('stopping a child also stops the processes it started (its process group)',
   await children.stopAll(2000);
   await eventually(() => !alive(grandchild) && !alive(child.pid));
 });
+
+test('a child dies with its parent even when the parent is SIGKILLed (no handler runs)', async () => {
+  const script = `
+    import { ChildGroup } from ${JSON.stringify(new URL('./child-group.ts', import.meta.url).href)};
+    const g = new ChildGroup();
+    const c = g.spawn({ command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], cwd: process.cwd(), env: { PATH: process.env.PATH } },
+      { label: 'x', logger: { info() {}, warn() {}, error() {} } });
+    console.log('child ' + c.pid);
+    setInterval(() => {}, 1000);`;
+  const children = new ChildGroup();
+  const parent = children.spawn(
+    { command: process.execPath, args: ['--import', 'tsx', '--input-type=module', '-e', script], cwd: process.cwd(), env: { PATH: process.env.PATH ?? '' } },
+    { label: 't/parent', logger: memoryLogger(), captureStdout: true },
+  );
+  await eventually(() => /child \d+/.test(parent.stdout()), 20_000);
+  const child = Number(/child (\d+)/.exec(parent.stdout())?.[1]);
+  assert.ok(alive(child));
+  process.kill(parent.pid, 'SIGKILL');
+  await eventually(() => !alive(child));
+  await children.stopAll();
+});
