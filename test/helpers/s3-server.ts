@@ -117,7 +117,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     if (!c?.pid) return;
     const exited = new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve())));
     signalGroup(c.pid, 'SIGTERM');
-    const graceful = await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]);
+    const graceful = await Promise.race([exited.then(() => true), sleep(5_000, false, { ref: false })]);
     // Also ends anything weed started in its group (nothing today).
     signalGroup(c.pid, 'SIGKILL');
     if (!graceful) await exited;
