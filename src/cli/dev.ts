@@ -119,7 +119,14 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
   const port = (app.server.address() as AddressInfo).port;
   const shownHost = ['127.0.0.1', '0.0.0.0', '::', '::1'].includes(config.host) ? 'localhost' : config.host;
   publicUrl = `http://${shownHost}:${port}`;
-  await platform.start();
+  try {
+    await platform.start();
+  } catch (err) {
+    await app.close();
+    await platform.close();
+    await logs.close?.();
+    throw err;
+  }
 
   const token = signingSecret ? await adminToken(config, signingSecret) : undefined;
   const hook = `${publicUrl}/hooks/${config.namespace}/${config.repoName}`;
@@ -160,7 +167,14 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const config = loadDevConfig(argv, process.env);
-  const dev = await startDev(config, io);
+  let dev: DevServer;
+  try {
+    dev = await startDev(config, io);
+  } catch (err) {
+    // Startup problems a user fixes (port taken, no such folder, database down): a message, not a stack.
+    io.stderr.write(`sless dev: ${(err as Error).message}\n`);
+    return 1;
+  }
   // Whatever ends this process, no child outlives it.
   const lastResort = () => dev.platform.killAllNow();
   process.on('exit', lastResort);
