@@ -215,7 +215,9 @@ export async function stopProcesses(processes: readonly ClusterProcess[]): Promi
 }
 
 /** SIGTERM each group, wait up to 5 s, then SIGKILL whatever is left; resolves when all are gone. */
-async function stopProcessGroups(processes: readonly ClusterProcess[]): Promise<void> {
+async function stopProcessGroups(
+  processes: ReadonlyArray<ClusterProcess & { exited?: Promise<unknown> }>,
+): Promise<void> {
   for (const p of processes) {
     signalGroup(p.pid, 'SIGTERM');
     const deadline = Date.now() + 5_000;
@@ -223,6 +225,14 @@ async function stopProcessGroups(processes: readonly ClusterProcess[]): Promise<
     if (groupAlive(p.pid)) {
       signalGroup(p.pid, 'SIGKILL');
       while (groupAlive(p.pid)) await sleep(20);
+    }
+    // Our own child is gone only once reaped; until then its pid is a zombie that still "exists".
+    // Poll (a timer keeps the event loop alive) rather than await the unref'd child's exit alone.
+    if (p.exited) {
+      let reaped = false;
+      void p.exited.then(() => (reaped = true));
+      const until = Date.now() + 5_000;
+      while (!reaped && Date.now() < until) await sleep(10);
     }
   }
 }
