@@ -38,8 +38,11 @@ export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn:
 }
 
 export class FunctionReconciler {
-  /** What this process last applied per function (hash of Deployment + Service), to skip no-op applies. */
-  private readonly applied = new Map<string, string>();
+  /**
+   * What this process last applied per function (hash of Deployment + Service) and when, to skip no-op
+   * applies; after a resync period the objects are applied again, which also undoes manual drift.
+   */
+  private readonly applied = new Map<string, { hash: string; at: number }>();
 
   constructor(private readonly ctx: ReconcileContext) {}
 
@@ -179,13 +182,15 @@ export class FunctionReconciler {
     const deployment = functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) });
     const service = functionService(fn);
     const hash = createHash('sha256').update(JSON.stringify([deployment, service])).digest('hex');
-    if (this.applied.get(key) === hash) return;
+    const last = this.applied.get(key);
+    const now = ctx.now().getTime();
+    if (last?.hash === hash && now - last.at < (ctx.settings.resyncMs ?? 10 * 60_000)) return;
     await ctx.kube.apply(deployment);
     await ctx.kube.apply(service);
-    if (this.applied.get(key) !== undefined || fn.status?.imageRef !== imageRef) {
+    if ((last !== undefined && last.hash !== hash) || fn.status?.imageRef !== imageRef) {
       record(ctx, fn, 'Normal', 'Deployed', `Deployment ${namespace}/${name} runs ${imageRef}`);
     }
-    this.applied.set(key, hash);
+    this.applied.set(key, { hash, at: now });
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */

@@ -1,0 +1,67 @@
+// Safety rules of the repository sync: an empty checkout never prunes what the repository owns (Stalled
+// instead), suspend stops syncing, and a name another owner already uses is reported, not taken over.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { eventually } from '../helpers/kube.ts';
+import { conditionOf, customApi, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+
+describe('kube controller: sync safety', () => {
+  let kit: Kit;
+  let first = '';
+  before(async () => {
+    kit = await setupKit('kube-safe');
+    await kit.clone.write({ ...nodeFunction('alpha'), ...nodeFunction('beta'), 'README.md': 'functions live in functions/\n' });
+    first = await kit.clone.commitAndPush('two functions');
+    await kit.startController();
+    await kit.createRepository('safe');
+    await eventually(async () => assert.equal((await kit.listFunctions()).length, 2));
+  });
+  after(() => kit?.dispose());
+
+  it('goes Stalled and prunes nothing when a push removes every function folder', async () => {
+    await kit.clone.remove('functions');
+    const empty = await kit.clone.commitAndPush('oops: all functions gone');
+    await kit.controller!.requestSync(kit.ns, 'safe');
+    const repo = await eventually(async () => {
+      const r = await kit.getRepository('safe');
+      assert.equal(conditionOf(r, 'Stalled')?.status, 'True', JSON.stringify(r.status?.conditions));
+      return r;
+    });
+    assert.equal(conditionOf(repo)?.status, 'False');
+    assert.equal(conditionOf(repo)?.reason, 'EmptySource');
+    assert.match(conditionOf(repo)?.message ?? '', new RegExp(`${empty.slice(0, 12)} has no function folders .* owns 2 Function\\(s\\); nothing was pruned`));
+    assert.equal(repo.status?.revision, first, 'status still names the last applied revision');
+    assert.equal((await kit.listFunctions()).length, 2);
+  });
+
+  it('syncs again once the folders are back', async () => {
+    await kit.clone.write({ ...nodeFunction('alpha'), ...nodeFunction('beta') });
+    const back = await kit.clone.commitAndPush('restore');
+    await kit.controller!.requestSync(kit.ns, 'safe');
+    await eventually(async () => {
+      const r = await kit.getRepository('safe');
+      assert.equal(r.status?.revision, back);
+      assert.equal(conditionOf(r)?.status, 'True');
+      assert.equal(conditionOf(r, 'Stalled'), undefined);
+    });
+  });
+
+  it('does not sync while suspended', async () => {
+    await customApi(kit.kc).patchNamespacedCustomObject({
+      group: 'sless.kube5s.ru',
+      version: 'v1alpha1',
+      namespace: kit.ns,
+      plural: 'functionrepositories',
+      name: 'safe',
+      body: [{ op: 'add', path: '/spec/suspend', value: true }],
+    });
+    await eventually(async () => assert.equal(conditionOf(await kit.getRepository('safe'))?.reason, 'Suspended'));
+    const before = (await kit.getRepository('safe')).status?.revision;
+    await kit.clone.write(nodeFunction('gamma'));
+    await kit.clone.commitAndPush('while suspended');
+    await kit.controller!.requestSync(kit.ns, 'safe');
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal((await kit.getRepository('safe')).status?.revision, before);
+    assert.equal(await kit.getFunction('gamma'), undefined);
+  });
+});
