@@ -1,7 +1,8 @@
 // `sless dev --repo` takes three kinds of source; each becomes a RepositoryReader that yields a
 // Snapshot built by the same code as the controller (SnapshotBuilder over a SourceTree):
 //   - a git URL (http, https): fetched with GitSource into a cache under the data dir;
-//   - a local git repository: the committed tree of the branch (default: the checked-out branch),
+//   - a local git repository: the committed tree of the branch (default: the checked-out branch, or
+//     the checked-out commit when HEAD is detached),
 //     read straight from its .git — what is committed is what runs, as with a remote;
 //   - a plain folder: its working tree as it is on disk (edit, save, the next poll serves it).
 import { existsSync, statSync } from 'node:fs';
@@ -62,21 +63,24 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
     throw new Error(`--repo ${opts.repo}: no such folder and not a git URL; give a git URL, a local git repository or a folder`);
   }
   if (existsSync(path.join(root, '.git'))) {
-    const branch = opts.branch ?? (await git.currentBranch({ fs, dir: root, fullname: false })) ?? 'main';
     const gitdir = path.join(root, '.git');
+    // No --branch: the checked-out branch, or the checked-out commit itself (a detached HEAD, as
+    // CI checkouts often are).
+    const branch = opts.branch ?? (await git.currentBranch({ fs, dir: root, fullname: false }));
+    const refs = branch ? [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`] : ['HEAD'];
     const cache = {};
     const memo = new TreeMemo();
     return {
       displayUrl: root,
-      branch,
+      branch: branch ?? 'HEAD',
       path: opts.path,
       async read() {
-        let commit: string;
-        try {
-          commit = await git.resolveRef({ fs, gitdir, ref: `refs/heads/${branch}` });
-        } catch (err) {
-          throw new Error(`${root} has no branch "${branch}"; commit to it or pass --branch`, { cause: err });
+        let commit: string | undefined;
+        for (const ref of refs) {
+          commit = await git.resolveRef({ fs, gitdir, ref }).catch(() => undefined);
+          if (commit) break;
         }
+        if (!commit) throw new Error(`${root} has no branch "${branch}"; commit to it or pass --branch`);
         memo.rotate();
         return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }));
       },
