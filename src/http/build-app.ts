@@ -2,6 +2,7 @@
 // explicit dependencies and never listening by itself, so tests use app.inject() or listen on port 0.
 // It reads no environment variables: src/config parses them once and passes the values in.
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { Agent, type Dispatcher } from 'undici';
@@ -14,6 +15,7 @@ import { errorHandler, notFoundHandler } from './errors.ts';
 import { healthPlugin } from './health-plugin.ts';
 import { hooksPlugin } from './hooks-plugin.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
+import { isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
 
 export interface AppLimits {
@@ -67,7 +69,14 @@ export const REDACTED_PATHS = [
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limits: AppLimits = { ...DEFAULT_LIMITS, ...deps.limits };
+  // /fn requests go straight to the proxy, in front of fastify's router: see proxy-plugin.ts.
+  const fast: { proxy?: (req: IncomingMessage, res: ServerResponse) => void } = {};
   const app = fastify({
+    serverFactory: (handler, options) =>
+      createServer(options, (req, res) => {
+        if (fast.proxy && isProxyPath(req.url)) fast.proxy(req, res);
+        else handler(req, res);
+      }),
     logger:
       deps.logger === false
         ? false
@@ -100,13 +109,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await app.register(healthPlugin, { platform: deps.platform, registry: deps.registry, store: deps.storeHealth });
-  await app.register(proxyPlugin, {
+  const proxyContext: ProxyContext = {
     platform: deps.platform,
     invocationLog: deps.invocationLog,
     metrics,
     dispatcher,
     maxBodyBytes: limits.proxyBodyBytes,
+    trustProxy: deps.trustProxy ?? false,
+    log: app.log.child({ plugin: 'proxy' }, { level: 'warn' }),
+  };
+  await app.register(proxyPlugin, proxyContext);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
+  fast.proxy = (req, res) => {
+    if (closing) {
+      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+      res.end(JSON.stringify({ error: 'the server is shutting down; retry', code: 'unavailable' }));
+      return;
+    }
+    void proxyRequest(req, res, proxyContext);
+  };
   await app.register(hooksPlugin, { platform: deps.platform, metrics, maxBodyBytes: limits.webhookBodyBytes });
   await app.register(apiPlugin, {
     prefix: '/v1',

@@ -27,7 +27,7 @@ let baseline = process.memoryUsage.rss();
 let peak = baseline;
 setInterval(() => {
   peak = Math.max(peak, process.memoryUsage.rss());
-}, 10).unref();
+}, 50).unref();
 process.stdout.write(`${JSON.stringify({ port: Number(new URL(base).port) })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'reset') {

@@ -67,6 +67,16 @@ describe('the /fn proxy', async () => {
     assert.equal(seen.at(-1)?.url, '/');
   });
 
+  it('behaves the same through app.inject (the fastify route) as through the listening server', async () => {
+    const res = await app.inject({ method: 'POST', url: '/fn/dev/echo/injected?z=9', payload: 'abc' });
+    assert.equal(res.statusCode, 201);
+    assert.equal(res.body, 'got 3 bytes');
+    assert.equal(res.headers['x-upstream-private'], undefined);
+    assert.equal(seen.at(-1)?.url, '/injected?z=9');
+    const missing = await app.inject({ url: '/fn/dev/nope' });
+    assert.deepEqual(missing.json(), { error: 'function dev/nope does not exist', code: 'function_not_found' });
+  });
+
   it('drops hop-by-hop headers both ways and adds X-Forwarded-*', async () => {
     const res = await raw(`${base}/fn/dev/echo/h`, {
       method: 'POST',

@@ -1,0 +1,230 @@
+// The /fn invoke proxy's core, on plain node:http objects: ANY /fn/{namespace}/{name}[/{rest}].
+// Streams both bodies (nothing is buffered), keeps upstream connections alive through one undici
+// dispatcher, drops hop-by-hop headers both ways, adds X-Forwarded-*, and records every call in the
+// invocation log and metrics without waiting on either. It answers errors itself with the error
+// catalog's body and never rejects, so it can run in front of fastify's router (build-app.ts) as
+// well as inside the fastify route (proxy-plugin.ts, used by app.inject).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Metrics } from '../metrics/metrics.ts';
+import { statusClass } from '../metrics/metrics.ts';
+import type { Platform } from '../platform/types.ts';
+import type { InvocationLog } from '../store/types.ts';
+import { isDnsLabel } from './dns-label.ts';
+import { HttpError, toErrorResponse } from './errors.ts';
+import { endToEndHeaders, upstreamRequestHeaders } from './forward-headers.ts';
+
+export interface ProxyContext {
+  readonly platform: Platform;
+  readonly invocationLog: InvocationLog;
+  readonly metrics: Metrics;
+  readonly dispatcher: Dispatcher;
+  /** Largest request body forwarded; larger ones get 413 (by Content-Length up front, else when counted). */
+  readonly maxBodyBytes: number;
+  /** Take the client address and scheme from X-Forwarded-For/-Proto (behind a trusted proxy). */
+  readonly trustProxy: boolean;
+  readonly log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/** Status recorded when the client went away before the response ended (nginx's convention). */
+const CLIENT_CLOSED = 499;
+const FN_PATH = /^\/fn\/([^/?#]*)\/([^/?#]*)(.*)$/s;
+
+export function isProxyPath(url: string | undefined): boolean {
+  return url !== undefined && url.startsWith('/fn/');
+}
+
+class BodyTooLarge extends Error {}
+
+export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Promise<void> {
+  try {
+    await forward(req, res, ctx);
+  } catch (err) {
+    const { status, body, internal } = toErrorResponse(err);
+    if (internal) ctx.log.error({ err, url: req.url }, 'proxying failed');
+    else if (status >= 500) ctx.log.warn({ code: body.code, status, url: req.url?.split('?')[0] }, body.error);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const json = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+    res.end(json);
+  }
+}
+
+async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Promise<void> {
+  const started = performance.now();
+  // Work on the raw URL so the rest of the path and the query reach the function byte for byte.
+  const match = FN_PATH.exec(req.url ?? '');
+  const namespace = match?.[1] ?? '';
+  const name = match?.[2] ?? '';
+  const rest = match?.[3] ?? '';
+  const upstreamPath = rest.startsWith('/') ? rest : `/${rest}`;
+  let requestBytes = 0;
+  let responseBytes = 0;
+  let status = 0;
+  // Only functions that exist get their own metric series and log entries: names in 404s are
+  // the caller's to invent, and must not grow the registry or the log without bound.
+  let exists = false;
+  let controller: Dispatcher.DispatchController | undefined;
+  res.once('close', () => {
+    // The client went away before the end: stop the upstream request too.
+    if (!res.writableFinished) controller?.abort(new Error('the client closed the connection'));
+    const finalStatus = res.writableFinished ? status || res.statusCode : CLIENT_CLOSED;
+    const seconds = (performance.now() - started) / 1000;
+    const series = exists ? seriesFor(ctx.metrics, namespace, name, statusClass(finalStatus)) : seriesFor(ctx.metrics, '', '', statusClass(finalStatus));
+    series.count.inc();
+    series.duration.observe(seconds);
+    if (!exists) return;
+    ctx.invocationLog.record({
+      namespace,
+      function: name,
+      method: req.method ?? 'GET',
+      path: upstreamPath.split('?')[0] ?? '/',
+      status: finalStatus,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      requestBytes,
+      responseBytes,
+      startedAt: new Date(Date.now() - seconds * 1000).toISOString(),
+    });
+  });
+
+  if (!isDnsLabel(namespace) || !isDnsLabel(name)) {
+    throw new HttpError('invalid_name', `"${namespace}/${name}" is not a namespace/function pair of DNS labels (a-z, 0-9, "-")`);
+  }
+  const endpoint = await ctx.platform.resolveEndpoint(namespace, name);
+  exists = endpoint.kind !== 'not-found';
+  switch (endpoint.kind) {
+    case 'not-found':
+      throw new HttpError('function_not_found', `function ${namespace}/${name} does not exist`);
+    case 'disabled':
+      throw new HttpError('function_disabled', `function ${namespace}/${name} has http.enabled: false`);
+    case 'not-ready':
+      throw new HttpError('function_not_ready', `function ${namespace}/${name} is not ready: ${endpoint.reason}`);
+    case 'ready':
+      break;
+  }
+
+  const headers = req.headers;
+  const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+  if (declared !== undefined && declared > ctx.maxBodyBytes) throw tooLarge(ctx.maxBodyBytes);
+  // With a Content-Length, node's parser already stops at the declared size, so the body goes
+  // through as is; a chunked body of unknown size is counted (and cut off at the limit).
+  let body: Readable | null = null;
+  if (headers['transfer-encoding'] !== undefined) {
+    body = req.pipe(
+      new Transform({
+        transform(chunk: Buffer, _enc: BufferEncoding, next: TransformCallback) {
+          requestBytes += chunk.length;
+          if (requestBytes > ctx.maxBodyBytes) next(new BodyTooLarge());
+          else next(null, chunk);
+        },
+      }),
+    );
+  } else if (declared !== undefined && declared > 0) {
+    requestBytes = declared;
+    body = req;
+  }
+
+  const timeoutMs = endpoint.timeoutSec * 1000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let started = false;
+      const resume = () => controller?.resume();
+      ctx.dispatcher.dispatch(
+        {
+          origin: endpoint.baseUrl,
+          path: upstreamPath,
+          method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+          headers: upstreamRequestHeaders(headers, { ...clientOf(req, ctx.trustProxy), prefix: `/fn/${namespace}/${name}` }),
+          body,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
+        {
+          onRequestStart(c) {
+            controller = c;
+            if (res.destroyed) c.abort(new Error('the client closed the connection'));
+          },
+          onResponseStart(_c, statusCode, upstreamHeaders) {
+            if (statusCode < 200) return; // 1xx: informational, the real answer follows
+            started = true;
+            status = statusCode;
+            res.writeHead(statusCode, endToEndHeaders(upstreamHeaders));
+            res.on('drain', resume);
+          },
+          onResponseData(c, chunk) {
+            responseBytes += chunk.length;
+            if (!res.write(chunk)) c.pause();
+          },
+          onResponseEnd() {
+            res.end();
+            resolve();
+          },
+          onResponseError(_c, err) {
+            if (!started) return reject(err);
+            // The client left or the function broke off mid-response: nothing more can be said on
+            // this connection, so end it (the invocation log records what happened).
+            if (!res.destroyed) ctx.log.warn({ err: err.message }, `response from ${namespace}/${name} broke off`);
+            res.destroy();
+            resolve();
+          },
+        },
+      );
+    });
+  } catch (err) {
+    throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
+  }
+}
+
+function clientOf(req: IncomingMessage, trustProxy: boolean): { clientIp: string | undefined; proto: string } {
+  const socketProto = (req.socket as Partial<TLSSocket>).encrypted ? 'https' : 'http';
+  if (!trustProxy) return { clientIp: req.socket.remoteAddress, proto: socketProto };
+  const xff = req.headers['x-forwarded-for'];
+  const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]?.trim();
+  const xfp = req.headers['x-forwarded-proto'];
+  return { clientIp: first || req.socket.remoteAddress, proto: (Array.isArray(xfp) ? xfp[0] : xfp) ?? socketProto };
+}
+
+interface Series {
+  readonly count: { inc(): void };
+  readonly duration: { observe(value: number): void };
+}
+const seriesCache = new WeakMap<Metrics, Map<string, Series>>();
+
+/** prom-client hashes the label set on every call; the children per function are cached instead. */
+function seriesFor(metrics: Metrics, namespace: string, fn: string, status: string): Series {
+  let byKey = seriesCache.get(metrics);
+  if (!byKey) seriesCache.set(metrics, (byKey = new Map()));
+  const key = `${namespace}/${fn}/${status}`;
+  let series = byKey.get(key);
+  if (!series) {
+    const labels = { namespace, function: fn, status_class: status };
+    series = { count: metrics.invocations.labels(labels), duration: metrics.invocationDuration.labels(labels) };
+    // Deleted functions leave their series behind; keep the cache itself bounded all the same.
+    if (byKey.size > 10_000) byKey.clear();
+    byKey.set(key, series);
+  }
+  return series;
+}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError('payload_too_large', `the request body is larger than the ${limit} byte limit of /fn`);
+}
+
+function upstreamError(err: unknown, namespace: string, name: string, timeoutSec: number, limit: number): Error {
+  const chain = [err, (err as { cause?: unknown } | undefined)?.cause];
+  if (chain.some((e) => e instanceof BodyTooLarge)) return tooLarge(limit);
+  if (chain.some((e) => e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError)) {
+    return new HttpError('upstream_timeout', `function ${namespace}/${name} did not answer within its timeout_sec (${timeoutSec}s)`, {
+      cause: err,
+    });
+  }
+  const e = err as { code?: string; message?: string };
+  return new HttpError('upstream_unreachable', `function ${namespace}/${name} is unreachable: ${e.code ?? e.message ?? 'connection failed'}`, {
+    cause: err,
+  });
+}
