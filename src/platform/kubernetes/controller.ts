@@ -16,7 +16,7 @@ import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
 import { keyOf, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
-import { KubeClient, VERSION } from './runtime/kube-client.ts';
+import { apiMessage, KubeClient, VERSION } from './runtime/kube-client.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
@@ -72,7 +72,7 @@ export class Controller {
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     const batch = kubeConfig.makeApiClient(BatchV1Api);
     const onError = (name: string, err: unknown, delay: number) =>
-      logger.warn(`InformerRestart: ${name} watch failed (${err instanceof Error ? err.message : String(err)}); restarting in ${delay} ms`, { reason: 'InformerRestart' });
+      logger.warn(`InformerRestart: ${name} list/watch failed (${apiMessage(err)}); restarting in ${delay} ms`, { reason: 'InformerRestart' });
     const watchNs = opts.watchNamespace;
     const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void) =>
       new ResilientInformer<T>({
