@@ -25,6 +25,7 @@ before(async () => {
 
 after(async () => {
   await dev?.stop('SIGTERM');
+  await dev?.dispose();
 });
 
 test('every example was built and is ready', async () => {

@@ -21,6 +21,7 @@ before(async () => {
 
 after(async () => {
   await dev?.stop('SIGTERM');
+  await dev?.dispose();
   await rm(folder, { recursive: true, force: true });
 });
 

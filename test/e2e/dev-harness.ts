@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,8 @@ export interface DevProcess {
   waitForLog(re: RegExp, opts?: { timeoutMs?: number; fromOffset?: number }): Promise<string>;
   /** Sends a signal and waits for the exit; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Stops dev (SIGKILL when still running) and deletes the data dir if the harness made it. */
+  dispose(): Promise<void>;
   adminToken(): Promise<string>;
 }
 
@@ -34,6 +36,7 @@ export async function startDevProcess(opts: {
   pollInterval?: string;
   extraArgs?: readonly string[];
 }): Promise<DevProcess> {
+  const ownDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'sless-dev-e2e-')));
   const webhookSecret = randomBytes(12).toString('hex');
   const jwtSecret = randomBytes(24).toString('hex');
@@ -111,6 +114,11 @@ export async function startDevProcess(opts: {
     async stop(signal = 'SIGTERM') {
       if (!gone) child.kill(signal);
       return exited;
+    },
+    async dispose() {
+      if (!gone) child.kill('SIGKILL');
+      await exited;
+      if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
     },
     adminToken: () =>
       new SignJWT({ sless_admin: true })

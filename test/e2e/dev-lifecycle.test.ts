@@ -2,6 +2,7 @@
 // through /v1 run beside the repository's, and a restart of dev on the same data dir neither
 // rebuilds nor re-runs anything. Real git server, real CLI, real runtime processes.
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { writeZip } from '../../src/http/write-zip.ts';
 import { createRepo, sharedGitServer, WorkClone, type TestRepo } from '../helpers/git-server.ts';
@@ -61,7 +62,9 @@ before(async () => {
 });
 
 after(async () => {
-  await dev?.stop('SIGKILL');
+  await dev?.dispose();
+  // The restarted dev was given the first one's data dir, so neither owns it: remove it here.
+  if (dev) await rm(dev.dataDir, { recursive: true, force: true });
   await clone?.dispose();
 });
 

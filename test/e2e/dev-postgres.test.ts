@@ -25,6 +25,7 @@ before(async () => {
 
 after(async () => {
   await dev?.stop('SIGTERM');
+  await dev?.dispose();
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 

@@ -48,7 +48,7 @@ before(async () => {
 });
 
 after(async () => {
-  await dev?.stop('SIGKILL');
+  await dev?.dispose();
   await clone?.dispose();
 });
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { lstat, mkdir, mkdtemp, readdir, readFile, readlink } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import type { CodeFile } from '../types.ts';
 import { ChildGroup } from './child-group.ts';
 import { silentLogger } from './logger.ts';
@@ -15,8 +15,12 @@ const files: CodeFile[] = [
   { path: '/lib/common/util.js', mode: '100644', content: Buffer.from('exports.x = 1;\n') },
 ];
 
+const made: string[] = [];
+after(() => Promise.all(made.map((d) => rm(d, { recursive: true, force: true }))));
+
 async function preparer() {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'sless-prepare-'));
+  made.push(dataDir);
   return { dataDir, p: new FunctionPreparer({ dataDir, children: new ChildGroup(), logger: silentLogger }) };
 }
 
