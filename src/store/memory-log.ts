@@ -1,9 +1,15 @@
 // In-memory logs for `sless dev` and tests: a ring buffer per function, so memory stays bounded.
 import type { BuildLog, BuildRecord, InvocationLog, InvocationRecord } from './types.ts';
 
+interface Ring<T> {
+  readonly items: T[];
+  /** Where the next entry goes once the ring is full (the oldest entry). */
+  next: number;
+}
+
 export class MemoryLog<T extends { namespace: string; function: string }> {
   readonly #perFunction: number;
-  readonly #rings = new Map<string, T[]>();
+  readonly #rings = new Map<string, Ring<T>>();
 
   constructor(options: { perFunction?: number } = {}) {
     this.#perFunction = options.perFunction ?? 1000;
@@ -12,14 +18,20 @@ export class MemoryLog<T extends { namespace: string; function: string }> {
   record(entry: T): void {
     const key = `${entry.namespace}/${entry.function}`;
     let ring = this.#rings.get(key);
-    if (!ring) this.#rings.set(key, (ring = []));
-    ring.push(entry);
-    if (ring.length > this.#perFunction) ring.splice(0, ring.length - this.#perFunction);
+    if (!ring) this.#rings.set(key, (ring = { items: [], next: 0 }));
+    if (ring.items.length < this.#perFunction) {
+      ring.items.push(entry);
+    } else {
+      ring.items[ring.next] = entry;
+      ring.next = (ring.next + 1) % this.#perFunction;
+    }
   }
 
   list(namespace: string, fn: string, limit: number): Promise<T[]> {
-    const ring = this.#rings.get(`${namespace}/${fn}`) ?? [];
-    return Promise.resolve(ring.slice(-limit).reverse());
+    const ring = this.#rings.get(`${namespace}/${fn}`);
+    if (!ring) return Promise.resolve([]);
+    const ordered = [...ring.items.slice(ring.next), ...ring.items.slice(0, ring.next)];
+    return Promise.resolve(ordered.slice(-limit).reverse());
   }
 }
 
