@@ -129,6 +129,8 @@ describe('kube controller: push → build → deploy', () => {
   });
 
   it('removes a deleted folder: its Function goes, and what it owned goes with it', async () => {
+    const s3 = sharedS3();
+    const contextKey = (await kit.getFunction('hello'))?.spec?.s3Key;
     await kit.clone.remove('functions/hello');
     await kit.clone.commitAndPush('remove hello');
     await kit.controller!.requestSync(kit.ns, 'site');
@@ -142,5 +144,7 @@ describe('kube controller: push → build → deploy', () => {
       }, { timeoutMs: 30_000 });
     }
     assert.ok(await kit.getFunction('world'), 'others stay');
+    const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } });
+    await assert.rejects(client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: contextKey })), /NotFound/, 'its unreferenced build context is deleted');
   });
 });

@@ -7,7 +7,7 @@ import { batchApi, apps, conditionOf, DIGEST_A, nodeFunction, setupKit, type Kit
 import { eventually, markJobSucceeded } from '../helpers/kube.ts';
 
 const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n    timezone: Europe/Moscow\n    event: {kind: nightly}\n';
-const jobsYaml = (runId: number) => `jobs:\n  - name: seed\n    run_id: ${runId}\n    event: {input: [1, 2]}\n`;
+const jobsYaml = (runId: number) => `jobs:\n  - name: seed\n    run_id: ${runId}\n    event: {input: [1, 2]}\n  - name: later\n    run_id: 0\n`;
 
 describe('kube controller: triggers, jobs, sync ordering', () => {
   let kit: Kit;
@@ -91,6 +91,15 @@ describe('kube controller: triggers, jobs, sync ordering', () => {
       assert.equal(fj?.status?.message, '{"sum":"again"}');
       assert.equal(fj?.status?.jobName, 'seeder-seed-r2');
     }, { timeoutMs: 30_000 });
+  });
+
+  it('skips a FunctionJob whose runID is 0', async () => {
+    await eventually(async () => {
+      const fj = await kit.getFunctionJob('seeder-later');
+      assert.equal(fj?.status?.phase, 'Skipped', JSON.stringify(fj?.status));
+    });
+    const jobs = await batchApi(kit.kc).listNamespacedJob({ namespace: kit.ns, labelSelector: 'sless.kube5s.ru/function-job=seeder-later' });
+    assert.equal(jobs.items.length, 0);
   });
 
   it('picks up a push that lands while a sync is running', async () => {
