@@ -2,8 +2,10 @@
 // instead), suspend stops syncing, and a name another owner already uses is reported, not taken over.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { rm } from 'node:fs/promises';
+import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import { eventually } from '../helpers/kube.ts';
-import { conditionOf, customApi, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { conditionOf, core, customApi, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
 
 describe('kube controller: sync safety', () => {
   let kit: Kit;
@@ -43,6 +45,26 @@ describe('kube controller: sync safety', () => {
       assert.equal(r.status?.revision, back);
       assert.equal(conditionOf(r)?.status, 'True');
       assert.equal(conditionOf(r, 'Stalled'), undefined);
+    });
+  });
+
+  it('syncs a private repository with the token from spec.secretRef, and says so when the Secret is missing', async () => {
+    const repo = await createRepo(sharedGitServer(), 'private', { auth: { token: 's3cr3t-token' } });
+    const clone = await WorkClone.create(repo);
+    await clone.write(nodeFunction('private-fn'));
+    await clone.commitAndPush('private function');
+    await rm(clone.dir, { recursive: true, force: true });
+    await kit.createRepository('private', { url: repo.url, secretRef: { name: 'git-creds' } });
+    await eventually(async () => {
+      const r = await kit.getRepository('private');
+      assert.equal(conditionOf(r, 'Stalled')?.reason, 'SecretNotFound', JSON.stringify(r.status?.conditions));
+      assert.match(conditionOf(r)?.message ?? '', /Secret .*\/git-creds .* does not exist/);
+    });
+    await core(kit.kc).createNamespacedSecret({ namespace: kit.ns, body: { metadata: { name: 'git-creds' }, stringData: { token: 's3cr3t-token' } } });
+    await kit.controller!.requestSync(kit.ns, 'private');
+    await eventually(async () => {
+      assert.ok(await kit.getFunction('private-fn'));
+      assert.equal(conditionOf(await kit.getRepository('private'))?.status, 'True');
     });
   });
 
