@@ -192,10 +192,14 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const config = loadControllerConfig(argv);
   const server = await startControllerServer(config, io);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
   });
+  server.app.log.info(`${signal}: releasing leadership, draining HTTP`);
+  // A second signal while draining means "now".
+  const force = () => process.exit(130);
+  process.once('SIGINT', force).once('SIGTERM', force);
   await server.close();
   return 0;
 }
