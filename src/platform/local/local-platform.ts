@@ -1,7 +1,6 @@
 // `Platform` for one machine (`sless dev`): functions from one repository (managedBy git:<repo>) and
 // from /v1 (managedBy api) run as child processes; schedules run on an in-process cron; jobs run once
 // per run_id. State lives under the data dir so a restart neither rebuilds nor re-runs anything.
-import { Cron } from 'croner';
 import PQueue from 'p-queue';
 import { formatProblem } from '../../manifest/format-problem.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
@@ -25,14 +24,13 @@ import {
   type TriggerRecord,
   type WebhookTarget,
 } from '../types.ts';
-import { ChildGroup } from './child-group.ts';
+import { ChildGroup, type CommandSpec } from './child-group.ts';
 import { FunctionRunner, type DeployOutcome, type DeploySpec } from './function-runner.ts';
-import { LocalScheduler } from './local-scheduler.ts';
+import { JobsAndSchedules, notFound } from './jobs-and-schedules.ts';
 import { LocalState, stateKey, type StoredFunction } from './local-state.ts';
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes, RepositoryRead, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';
-import { runJob } from './run-job.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
 
 export interface LocalPlatformOptions {
@@ -70,16 +68,6 @@ interface SyncSummary {
 
 const shortRev = (rev: string) => (/^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev.slice(0, 19));
 
-function triggerName(fn: string, schedule: string): string {
-  return `${fn}-${schedule}`;
-}
-function jobName(fn: string, job: string): string {
-  return `${fn}-${job}`;
-}
-
-function notFound(kind: string, namespace: string, name: string): PlatformError {
-  return new PlatformError('not_found', `${kind} ${namespace}/${name} does not exist`);
-}
 
 export class LocalPlatform implements Platform {
   readonly #opts: LocalPlatformOptions;
@@ -88,10 +76,9 @@ export class LocalPlatform implements Platform {
   readonly #children = new ChildGroup();
   readonly #preparer: FunctionPreparer;
   readonly #runner: FunctionRunner;
-  readonly #scheduler = new LocalScheduler();
+  readonly #jobs: JobsAndSchedules;
   readonly #coalescer: SyncCoalescer;
   readonly #background = new Set<Promise<unknown>>();
-  readonly #runningTriggers = new Set<string>();
   /** Builds and process starts of one sync run a few at a time, not one per function at once. */
   readonly #deploys: PQueue;
   #pollTimer: NodeJS.Timeout | undefined;
@@ -111,6 +98,18 @@ export class LocalPlatform implements Platform {
       drainMs: opts.drainMs,
       healthTimeoutMs: opts.healthTimeoutMs,
     });
+    this.#jobs = new JobsAndSchedules({
+      state: this.#state,
+      children: this.#children,
+      logger: opts.logger,
+      managedBy: this.#managedBy,
+      repoName: opts.repoName,
+      repoDisplayUrl: opts.repository.displayUrl,
+      commandOf: (namespace, fn) => this.#jobCommandOf(namespace, fn),
+      functionExists: (namespace, fn) => this.#get(namespace, fn) !== undefined,
+      url: (namespace, fn) => this.#url(namespace, fn),
+      track: (p) => this.#track(p),
+    });
     this.#deploys = new PQueue({ concurrency: opts.deployConcurrency ?? 4 });
     this.#coalescer = new SyncCoalescer(
       (reasons) => this.#sync(reasons),
@@ -129,7 +128,7 @@ export class LocalPlatform implements Platform {
     const pruned = await this.#preparer.prune(new Set(stored.map((f) => f.buildKey as string)));
     if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
     await this.#deploys.addAll(stored.map((f) => () => this.#deployStored(f)));
-    for (const t of Object.values(this.#state.data.triggers)) this.#schedule(t);
+    this.#jobs.resume();
     this.#coalescer.request('start');
     this.#pollTimer = setInterval(() => this.#coalescer.request('poll'), this.#opts.pollIntervalMs);
     this.#pollTimer.unref();
@@ -149,7 +148,7 @@ export class LocalPlatform implements Platform {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#pollTimer);
-    this.#scheduler.stopAll();
+    this.#jobs.stop();
     // Processes first: that also ends a dependency install a running sync waits for, and refuses
     // new children, so the sync then finishes at once instead of building on.
     await this.#runner.close();
@@ -198,6 +197,13 @@ export class LocalPlatform implements Platform {
       httpEnabled: record.httpEnabled,
       codeHash: record.codeHash,
     };
+  }
+
+  #jobCommandOf(namespace: string, fn: string): { command: CommandSpec; timeoutSec: number } | { missing: string } {
+    const f = this.#get(namespace, fn);
+    const spec = f && this.#specOf(f.record);
+    if (!f?.buildKey || !spec) return { missing: `function ${namespace}/${fn} has no built code yet` };
+    return { command: this.#runner.commandFor(spec, this.#runner.appDirOf(f.buildKey), 0), timeoutSec: f.record.timeoutSec };
   }
 
   /** Applies a deploy outcome to the record and logs it the way a user reads it. */
@@ -375,146 +381,16 @@ export class LocalPlatform implements Platform {
     }
     this.#put({ record, buildKey: existing?.buildKey, manifest: m, path: e.path });
     const outcome = await this.#deployStored(this.#get(ns, m.name) as StoredFunction, () => read.files(e));
-    this.#syncSchedules(m);
-    this.#syncJobs(m);
+    this.#jobs.applyManifest(ns, m);
     return outcome;
   }
 
   async #removeFunction(namespace: string, name: string): Promise<void> {
     await this.#runner.remove(namespace, name);
     delete this.#state.data.functions[stateKey(namespace, name)];
-    for (const [key, t] of Object.entries(this.#state.data.triggers)) {
-      if (t.namespace === namespace && t.functionRef === name) {
-        this.#scheduler.delete(key);
-        delete this.#state.data.triggers[key];
-      }
-    }
-    for (const [key, j] of Object.entries(this.#state.data.jobs)) {
-      if (j.namespace === namespace && j.functionRef === name && j.managedBy !== 'api') delete this.#state.data.jobs[key];
-    }
+    this.#jobs.forget(namespace, name);
     this.#opts.logger.info(`${name} removed`);
     await this.#state.save();
-  }
-
-  // ---- schedules and jobs ----------------------------------------------------------------------
-
-  #syncSchedules(m: FunctionManifest): void {
-    const ns = this.#opts.namespace;
-    const wanted = new Set<string>();
-    for (const s of m.schedules) {
-      const name = triggerName(m.name, s.name);
-      const key = stateKey(ns, name);
-      wanted.add(key);
-      const old = this.#state.data.triggers[key];
-      const t: TriggerRecord = {
-        name,
-        namespace: ns,
-        type: 'cron',
-        functionRef: m.name,
-        schedule: s.cron,
-        timezone: s.timezone,
-        eventJson: s.event === undefined ? undefined : JSON.stringify(s.event),
-        enabled: old?.enabled ?? true,
-        active: old?.enabled ?? true,
-        lastScheduleTime: old?.lastScheduleTime,
-        managedBy: this.#managedBy,
-      };
-      this.#state.data.triggers[key] = t;
-      this.#schedule(t);
-    }
-    for (const [key, t] of Object.entries(this.#state.data.triggers)) {
-      if (t.namespace === ns && t.functionRef === m.name && t.managedBy === this.#managedBy && !wanted.has(key)) {
-        this.#scheduler.delete(key);
-        delete this.#state.data.triggers[key];
-      }
-    }
-  }
-
-  #schedule(t: TriggerRecord): void {
-    const key = stateKey(t.namespace, t.name);
-    if (t.type !== 'cron' || !t.schedule || !t.enabled) {
-      this.#scheduler.delete(key);
-      return;
-    }
-    this.#scheduler.set({
-      key,
-      cron: t.schedule,
-      timezone: t.timezone,
-      run: () => this.#runTrigger(key),
-    });
-  }
-
-  async #runTrigger(key: string): Promise<void> {
-    const t = this.#state.data.triggers[key];
-    if (!t || this.#closed || this.#runningTriggers.has(key)) return;
-    this.#runningTriggers.add(key);
-    try {
-      this.#state.data.triggers[key] = { ...t, lastScheduleTime: new Date().toISOString() };
-      const result = await this.#runOnce(t.namespace, t.functionRef, t.eventJson ? (JSON.parse(t.eventJson) as unknown) : {}, `${t.namespace}/${t.name}`);
-      const log = result.succeeded ? this.#opts.logger.info : this.#opts.logger.error;
-      log(`schedule ${t.name} of ${t.functionRef} ${result.succeeded ? 'ran' : 'failed'}: ${result.message.slice(0, 500)}`);
-      await this.#state.save();
-    } finally {
-      this.#runningTriggers.delete(key);
-    }
-  }
-
-  #runOnce(namespace: string, fn: string, event: unknown, label: string) {
-    const f = this.#get(namespace, fn);
-    if (!f?.buildKey) {
-      const now = new Date().toISOString();
-      return Promise.resolve({ succeeded: false, message: `function ${namespace}/${fn} has no built code yet`, startTime: now, completionTime: now });
-    }
-    const spec = this.#specOf(f.record) as DeploySpec;
-    return runJob({
-      command: this.#runner.commandFor(spec, this.#runner.appDirOf(f.buildKey), 0),
-      event,
-      timeoutSec: f.record.timeoutSec,
-      label,
-      children: this.#children,
-      logger: this.#opts.logger,
-    });
-  }
-
-  #syncJobs(m: FunctionManifest): void {
-    const ns = this.#opts.namespace;
-    for (const j of m.jobs) {
-      const name = jobName(m.name, j.name);
-      const key = stateKey(ns, name);
-      const old = this.#state.data.jobs[key];
-      const eventJson = j.event === undefined ? undefined : JSON.stringify(j.event);
-      if (old && old.runId >= j.runId) continue;
-      const base: JobRecord = { name, namespace: ns, functionRef: m.name, eventJson, runId: j.runId, phase: 'Pending', managedBy: this.#managedBy };
-      if (j.runId === 0) {
-        this.#state.data.jobs[key] = { ...base, phase: 'Skipped', message: 'run_id is 0: not run' };
-        continue;
-      }
-      this.#startJob(base);
-    }
-  }
-
-  #startJob(job: JobRecord): void {
-    const key = stateKey(job.namespace, job.name);
-    const jobRun = `${job.name}-${job.runId}`;
-    this.#state.data.jobs[key] = { ...job, phase: 'Running', jobName: jobRun, startTime: new Date().toISOString() };
-    this.#opts.logger.info(`job ${job.name} (run_id ${job.runId}) of ${job.functionRef} started`);
-    this.#track(
-      (async () => {
-        const event = job.eventJson ? (JSON.parse(job.eventJson) as unknown) : {};
-        const r = await this.#runOnce(job.namespace, job.functionRef, event, `${job.namespace}/${job.name}`);
-        const current = this.#state.data.jobs[key];
-        if (!current || current.runId !== job.runId) return;
-        this.#state.data.jobs[key] = {
-          ...current,
-          phase: r.succeeded ? 'Succeeded' : 'Failed',
-          startTime: r.startTime,
-          completionTime: r.completionTime,
-          message: r.message,
-        };
-        (r.succeeded ? this.#opts.logger.info : this.#opts.logger.error)(`job ${job.name} ${r.succeeded ? 'succeeded' : 'failed'}: ${r.message.slice(0, 500)}`);
-        await this.#state.save();
-      })(),
-    );
   }
 
   // ---- Platform: functions ---------------------------------------------------------------------
@@ -633,103 +509,31 @@ export class LocalPlatform implements Platform {
     return this.#preparer.readSource(f.buildKey);
   }
 
-  // ---- Platform: triggers ----------------------------------------------------------------------
+  // ---- Platform: triggers and jobs (jobs-and-schedules.ts) ------------------------------------
 
   async listTriggers(namespace: string): Promise<TriggerRecord[]> {
-    return Object.values(this.#state.data.triggers)
-      .filter((t) => t.namespace === namespace)
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    return this.#jobs.listTriggers(namespace);
   }
-
   async getTrigger(namespace: string, name: string): Promise<TriggerRecord> {
-    const t = this.#state.data.triggers[stateKey(namespace, name)];
-    if (!t) throw notFound('trigger', namespace, name);
-    return t;
+    return this.#jobs.getTrigger(namespace, name);
   }
-
-  async createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
-    const key = stateKey(namespace, input.name);
-    if (this.#state.data.triggers[key]) throw new PlatformError('already_exists', `trigger ${namespace}/${input.name} already exists`);
-    if (!this.#get(namespace, input.functionRef)) throw new PlatformError('invalid', `trigger ${input.name} names function ${input.functionRef}, which does not exist in ${namespace}`);
-    if (input.type === 'cron') {
-      if (!input.schedule) throw new PlatformError('invalid', `cron trigger ${input.name} needs a schedule, e.g. "0 3 * * *"`);
-      try {
-        new Cron(input.schedule, { timezone: input.timezone, paused: true }).stop();
-      } catch (err) {
-        throw new PlatformError('invalid', `trigger ${input.name}: schedule "${input.schedule}"${input.timezone ? ` in ${input.timezone}` : ''} is not valid: ${(err as Error).message}`, { cause: err });
-      }
-    }
-    const enabled = input.enabled ?? true;
-    const t: TriggerRecord = {
-      name: input.name,
-      namespace,
-      type: input.type,
-      functionRef: input.functionRef,
-      schedule: input.schedule,
-      timezone: input.timezone,
-      eventJson: input.eventJson,
-      enabled,
-      active: enabled,
-      url: input.type === 'http' ? this.#url(namespace, input.functionRef) : undefined,
-      managedBy: 'api',
-    };
-    this.#state.data.triggers[key] = t;
-    this.#schedule(t);
-    await this.#state.save();
-    return t;
+  createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
+    return this.#jobs.createTrigger(namespace, input);
   }
-
-  async setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
-    const t = await this.getTrigger(namespace, name);
-    const next = { ...t, enabled, active: enabled };
-    this.#state.data.triggers[stateKey(namespace, name)] = next;
-    this.#schedule(next);
-    await this.#state.save();
-    return next;
+  setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
+    return this.#jobs.setTriggerEnabled(namespace, name, enabled);
   }
-
-  async deleteTrigger(namespace: string, name: string): Promise<void> {
-    const t = await this.getTrigger(namespace, name);
-    if (t.managedBy !== 'api') {
-      throw new PlatformError('managed_by_git', `trigger ${namespace}/${name} comes from function.yaml of ${t.functionRef} in ${this.#opts.repository.displayUrl}; remove the schedule there`, {
-        repository: this.#opts.repoName,
-      });
-    }
-    this.#scheduler.delete(stateKey(namespace, name));
-    delete this.#state.data.triggers[stateKey(namespace, name)];
-    await this.#state.save();
+  deleteTrigger(namespace: string, name: string): Promise<void> {
+    return this.#jobs.deleteTrigger(namespace, name);
   }
-
-  // ---- Platform: jobs --------------------------------------------------------------------------
-
-  async createJob(namespace: string, input: JobInput): Promise<JobRecord> {
-    const key = stateKey(namespace, input.name);
-    if (this.#state.data.jobs[key]) throw new PlatformError('already_exists', `job ${namespace}/${input.name} already exists; delete it first to run it again`);
-    const f = this.#get(namespace, input.functionRef);
-    if (!f) throw new PlatformError('invalid', `job ${input.name} names function ${input.functionRef}, which does not exist in ${namespace}`);
-    const runId = input.runId ?? 1;
-    const base: JobRecord = { name: input.name, namespace, functionRef: input.functionRef, eventJson: input.eventJson, runId, phase: 'Pending', managedBy: 'api' };
-    if (runId === 0) this.#state.data.jobs[key] = { ...base, phase: 'Skipped', message: 'run_id is 0: not run' };
-    else this.#startJob(base);
-    await this.#state.save();
-    return this.getJob(namespace, input.name);
+  createJob(namespace: string, input: JobInput): Promise<JobRecord> {
+    return this.#jobs.createJob(namespace, input);
   }
-
   async getJob(namespace: string, name: string): Promise<JobRecord> {
-    const j = this.#state.data.jobs[stateKey(namespace, name)];
-    if (!j) throw notFound('job', namespace, name);
-    return j;
+    return this.#jobs.getJob(namespace, name);
   }
-
-  async deleteJob(namespace: string, name: string): Promise<void> {
-    const j = await this.getJob(namespace, name);
-    if (j.managedBy !== 'api') {
-      throw new PlatformError('managed_by_git', `job ${namespace}/${name} comes from function.yaml of ${j.functionRef} in ${this.#opts.repository.displayUrl}; change it there`, {
-        repository: this.#opts.repoName,
-      });
-    }
-    delete this.#state.data.jobs[stateKey(namespace, name)];
-    await this.#state.save();
+  deleteJob(namespace: string, name: string): Promise<void> {
+    return this.#jobs.deleteJob(namespace, name);
   }
 
   // ---- Platform: repositories ------------------------------------------------------------------
