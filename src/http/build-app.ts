@@ -101,6 +101,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const dispatcher = deps.dispatcher ?? (ownDispatcher as Dispatcher);
   if (ownDispatcher) app.addHook('onClose', async () => ownDispatcher.close());
 
+  // The id in every log line of a request, handed back so a caller can quote it.
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 

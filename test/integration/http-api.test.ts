@@ -232,8 +232,9 @@ describe('/v1', async () => {
     assert.equal(routes.length, 23);
   });
 
-  it('answers unknown routes with the error body', async () => {
-    const res = await app.inject({ url: '/nowhere' });
+  it('answers unknown routes with the error body, and hands back the request id', async () => {
+    const res = await app.inject({ url: '/nowhere', headers: { 'x-request-id': 'req-42' } });
+    assert.equal(res.headers['x-request-id'], 'req-42');
     assert.equal(res.statusCode, 404);
     assert.deepEqual(res.json(), { error: 'no route GET /nowhere', code: 'route_not_found' });
   });
