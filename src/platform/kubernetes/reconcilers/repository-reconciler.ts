@@ -11,6 +11,7 @@ import { formatProblem } from '../../../manifest/format-problem.ts';
 import { SnapshotBuilder } from '../../../source/build-snapshot.ts';
 import { listManifestFiles } from '../../../source/function-files.ts';
 import { GitSource, type GitAuth } from '../../../source/git-source.ts';
+import { GitSourceError } from '../../../source/git-source-error.ts';
 import { readFunctionFiles } from '../../../source/read-function-files.ts';
 import type { SourceTree } from '../../../source/source-tree.ts';
 import type { FunctionEntry } from '../../../source/types.ts';
@@ -93,8 +94,16 @@ export class RepositoryReconciler {
       retry = result.retry;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      outcome = err instanceof TerminalError ? { kind: 'stalled', reason: err.reason, message } : { kind: 'failed', reason: 'SyncFailed', message };
-      if (!(err instanceof TerminalError)) retry = err;
+      if (err instanceof TerminalError) {
+        outcome = { kind: 'stalled', reason: err.reason, message };
+      } else if (err instanceof GitSourceError && !err.retryable) {
+        // Wrong credentials, no such repository or branch: hammering the server will not help; the
+        // interval requeue (or a spec change, or a webhook) tries again.
+        outcome = { kind: 'stalled', reason: gitReason(err), message };
+      } else {
+        outcome = { kind: 'failed', reason: err instanceof GitSourceError ? gitReason(err) : 'SyncFailed', message };
+        retry = err;
+      }
       record(ctx, repo, 'Warning', outcome.reason, message);
     }
     const outcomeLabel = outcome.kind === 'ready' ? 'success' : 'failure';
@@ -285,6 +294,11 @@ export class RepositoryReconciler {
     if (data.username !== undefined && data.password !== undefined) return { username: data.username, password: data.password };
     return undefined; // only a webhookSecret: the repository is public
   }
+}
+
+/** `auth` → `GitAuthFailed`, `branch-not-found` → `GitBranchNotFound`: condition reasons are CamelCase. */
+function gitReason(err: GitSourceError): string {
+  return `Git${err.reason.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase())}${err.reason === 'auth' ? 'Failed' : ''}`;
 }
 
 /** spec.source.revision changes with every commit; it alone is no reason to touch a Function. */
