@@ -45,7 +45,13 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
   const snapshots = new SnapshotBuilder();
   if (isGitUrl(opts.repo)) {
     const branch = opts.branch ?? 'main';
-    const source = new GitSource({ url: opts.repo, branch, cacheDir: opts.cacheDir });
+    const source = new GitSource({
+      url: opts.repo,
+      branch,
+      cacheDir: opts.cacheDir,
+      // The sync summary already says what was fetched; only the cache's own trouble is worth a line.
+      logger: { info: () => {}, warn: (msg) => opts.logger.warn(`git cache of ${redactUrl(opts.repo)}: ${msg}`) },
+    });
     return {
       displayUrl: redactUrl(opts.repo),
       branch,
