@@ -17,6 +17,9 @@ export interface TestService {
   start(): Promise<{ env: Record<string, string>; stop: () => Promise<void> }>;
 }
 
+// The SDK warns on every client creation that Node 20 support ends in 2027: known, and noise in test logs.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 async function findTests(dir: string): Promise<string[]> {
@@ -79,8 +82,7 @@ async function main(): Promise<number> {
         ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
         {
           stdio: 'inherit',
-          // The SDK warns on every client creation that Node 20 support ends in 2027: known, and noise in test logs.
-          env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, ...env },
+          env: { ...process.env, ...env },
           cwd: root,
         },
       );
