@@ -19,19 +19,21 @@ export type HeaderMap = Record<string, string | string[] | undefined>;
 
 /** A copy of `headers` without hop-by-hop headers (and without `drop`, lower-case names). */
 export function endToEndHeaders(headers: HeaderMap | IncomingHttpHeaders, drop: readonly string[] = []): Record<string, string | string[]> {
-  const named = new Set(drop);
+  // Runs twice per proxied call, so it avoids allocating when Connection names nothing extra.
+  let named: Set<string> | undefined = drop.length > 0 ? new Set(drop) : undefined;
   const connection = headers['connection'];
   for (const value of Array.isArray(connection) ? connection : connection ? [connection] : []) {
     for (const token of value.split(',')) {
       const name = token.trim().toLowerCase();
-      if (name) named.add(name);
+      if (name && name !== 'close' && name !== 'keep-alive') (named ??= new Set()).add(name);
     }
   }
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named.has(lower)) continue;
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named?.has(lower)) continue;
     out[lower] = value;
   }
   return out;

@@ -63,6 +63,8 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   const name = match?.[2] ?? '';
   const rest = match?.[3] ?? '';
   const upstreamPath = rest.startsWith('/') ? rest : `/${rest}`;
+  const query = upstreamPath.indexOf('?');
+  const pathOnly = query < 0 ? upstreamPath : upstreamPath.slice(0, query);
   let requestBytes = 0;
   let responseBytes = 0;
   let status = 0;
@@ -83,7 +85,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
       namespace,
       function: name,
       method: req.method ?? 'GET',
-      path: upstreamPath.split('?')[0] ?? '/',
+      path: pathOnly,
       status: finalStatus,
       durationMs: Math.round(seconds * 1e6) / 1e3,
       requestBytes,
