@@ -1,4 +1,5 @@
-// /v1/openapi.json, assembled from the same route table and schemas that validate requests.
+// /v1/openapi.json (OpenAPI 3.1, whose schemas are JSON Schema, so the validation schemas fit as
+// they are), assembled from the same route table and schemas that validate requests.
 import type { FastifyReply } from 'fastify';
 
 export interface ApiRoute {
@@ -66,7 +67,7 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
     };
   }
   return {
-    openapi: '3.0.3',
+    openapi: '3.1.0',
     info: { title: 'sless management API', version: 'v1' },
     paths,
     components: {
