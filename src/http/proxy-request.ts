@@ -43,8 +43,11 @@ export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ct
     await forward(req, res, ctx);
   } catch (err) {
     const { status, body, internal } = toErrorResponse(err);
-    if (internal) ctx.log.error({ err, url: req.url }, 'proxying failed');
-    else if (status >= 500) ctx.log.warn({ code: body.code, status, url: req.url?.split('?')[0] }, body.error);
+    // The path only: a query string may carry a caller's secrets.
+    const path = req.url?.split('?')[0];
+    if (internal) ctx.log.error({ err, path }, 'proxying failed');
+    else if (status >= 500) ctx.log.warn({ code: body.code, status, path }, body.error);
+    if (res.destroyed || res.writableEnded) return; // the client is gone: nobody to tell
     if (res.headersSent) {
       res.destroy();
       return;

@@ -227,6 +227,23 @@ describe('the /fn proxy', async () => {
     await slow.close();
   });
 
+  it('aborts the upstream request when the client goes away before the function answers', async () => {
+    let upstreamClosed: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+    const thinking = await upstream((req) => req.on('close', () => upstreamClosed()));
+    platform.serve('dev', 'thinking', thinking.url);
+    const req = httpRequest(`${base}/fn/dev/thinking`, { method: 'POST' });
+    req.on('error', () => undefined);
+    req.write('partial body');
+    await sleep(200);
+    req.destroy();
+    await Promise.race([closed, sleep(5000).then(() => assert.fail('the upstream connection was not closed within 5 s'))]);
+    await sleep(50);
+    assert.equal((await deps.invocationLog.list('dev', 'thinking', 1))[0]?.status, 499);
+    assert.equal((await raw(`${base}/fn/dev/echo`)).status, 201, 'the server still serves');
+    await thinking.close();
+  });
+
   it('records each call in the invocation log and the metrics', async () => {
     await raw(`${base}/fn/dev/echo/logged?q=1`, { method: 'PUT', body: 'four' });
     const [entry] = await deps.invocationLog.list('dev', 'echo', 1);
