@@ -42,12 +42,13 @@ export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ct
   try {
     await forward(req, res, ctx);
   } catch (err) {
+    // The client is gone (the invocation log has its 499): nobody to tell, nothing to report.
+    if (res.destroyed || res.writableEnded) return;
     const { status, body, internal } = toErrorResponse(err);
     // The path only: a query string may carry a caller's secrets.
     const path = req.url?.split('?')[0];
     if (internal) ctx.log.error({ err, path }, 'proxying failed');
     else if (status >= 500) ctx.log.warn({ code: body.code, status, path }, body.error);
-    if (res.destroyed || res.writableEnded) return; // the client is gone: nobody to tell
     if (res.headersSent) {
       res.destroy();
       return;
