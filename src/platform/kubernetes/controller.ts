@@ -115,6 +115,7 @@ export class Controller {
       metrics: this.metrics,
       baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
       now: () => new Date(),
+      statusMemo: new Map(),
     };
     this.repositoryReconciler = new RepositoryReconciler(ctx);
     const functions = new FunctionReconciler(ctx);

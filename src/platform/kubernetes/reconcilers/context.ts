@@ -7,6 +7,7 @@ import type { FunctionJobResource, FunctionResource, RepositoryResource, Trigger
 import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
 import type { ControllerSettings } from '../settings.ts';
 import type { ControllerMetrics } from '../controller-metrics.ts';
+import type { StatusMemo } from './status-writer.ts';
 
 export interface ControllerLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -38,6 +39,8 @@ export interface ReconcileContext {
   /** Base image of a runtime (CONTRACT §1: part of the build key). */
   readonly baseImageOf: (runtime: string) => string;
   readonly now: () => Date;
+  /** What this controller last wrote to each status (see status-writer.ts). */
+  readonly statusMemo: StatusMemo;
 }
 
 /** One log line and one Event on the object, sharing the reason string. */

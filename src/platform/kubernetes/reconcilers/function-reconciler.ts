@@ -115,7 +115,9 @@ export class FunctionReconciler {
     const buildNs = ctx.settings.buildNamespace;
     const jobName = buildJobName(namespace, name, key);
     const url = functionUrl(ctx, namespace, name);
-    const job = ctx.caches.jobs.get(jobName, buildNs) ?? (await ctx.kube.read<V1Job>('batch/v1', 'Job', buildNs, jobName));
+    // The Job informer synced before any reconcile, so a miss means "not there yet" (or created a moment
+    // ago and not yet seen): creation is idempotent by name, so the second case costs one 409, no twin.
+    const job = ctx.caches.jobs.get(jobName, buildNs);
 
     if (!job) {
       if (!(await this.contextExists(s3Key))) {

@@ -18,7 +18,7 @@ import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
 import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
-import { ANNOTATIONS, LABELS } from '../objects/meta.ts';
+import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
@@ -246,6 +246,8 @@ export class RepositoryReconciler {
     }
     const objects = repositoryObjects(repo, { manifest, codeHash, path: entry.path, revision, s3Bucket: ctx.settings.s3.bucket, s3Key });
     objects.fn.metadata!.annotations = { [ANNOTATIONS.buildKey]: key };
+    // Set at creation, so the Function reconciler needs no extra patch to add it.
+    objects.fn.metadata!.finalizers = [FINALIZER];
     return objects;
   }
 

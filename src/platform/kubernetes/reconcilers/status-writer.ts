@@ -5,12 +5,22 @@ import { sameConditions, summarize, type Outcome } from './conditions.ts';
 import type { ReconcileContext } from './context.ts';
 
 interface WithStatus {
-  metadata?: { name?: string; namespace?: string; generation?: number };
+  metadata?: { name?: string; namespace?: string; generation?: number; uid?: string };
   status?: { conditions?: Condition[]; observedGeneration?: number };
 }
 
+/**
+ * The last status body this controller wrote per object, and when. Informer caches lag behind our own
+ * writes, so a reconcile right after a write would otherwise send the same status again. Entries count
+ * only for a short while: after that the (by then current) cache decides, so a status someone else
+ * changed in between (another leader) is still corrected.
+ */
+export type StatusMemo = Map<string, { readonly fingerprint: string; readonly at: number }>;
+const MEMO_MS = 30_000;
+const MAX_REMEMBERED = 50_000;
+
 export async function writeStatus(
-  ctx: Pick<ReconcileContext, 'kube' | 'now'>,
+  ctx: Pick<ReconcileContext, 'kube' | 'now' | 'statusMemo'>,
   kind: SlessKind,
   obj: WithStatus,
   outcome: Outcome,
@@ -23,7 +33,15 @@ export async function writeStatus(
     prev.observedGeneration === summary.observedGeneration &&
     sameConditions(prev.conditions, summary.conditions);
   if (same) return;
-  await ctx.kube.patchStatus(kind, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', { ...fields, ...summary });
+  const id = `${kind}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}/${obj.metadata?.uid ?? ''}`;
+  const body = { ...fields, ...summary };
+  const fingerprint = JSON.stringify({ ...body, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) });
+  const now = ctx.now().getTime();
+  const last = ctx.statusMemo.get(id);
+  if (last && last.fingerprint === fingerprint && now - last.at < MEMO_MS) return;
+  await ctx.kube.patchStatus(kind, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', body);
+  if (ctx.statusMemo.size >= MAX_REMEMBERED) ctx.statusMemo.clear();
+  ctx.statusMemo.set(id, { fingerprint, at: now });
 }
 
 /** '' and null clear a field, so they equal an absent one; objects compare by JSON. */

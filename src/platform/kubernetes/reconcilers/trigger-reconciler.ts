@@ -7,18 +7,20 @@ import type { Outcome } from './conditions.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
 import { functionUrl } from './function-reconciler.ts';
 import { writeStatus } from './status-writer.ts';
+import type { HandlerResult } from '../runtime/work-queue.ts';
+import type { TriggerResource } from '../objects/resources.ts';
 
 export class TriggerReconciler {
   constructor(private readonly ctx: ReconcileContext) {}
 
-  async reconcile(key: string): Promise<void> {
+  async reconcile(key: string): Promise<HandlerResult | void> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const trigger = ctx.caches.triggers.get(name, namespace);
-    if (!trigger || trigger.metadata?.deletionTimestamp || trigger.spec?.type !== 'cron') {
+    if (!trigger || trigger.metadata?.deletionTimestamp) {
       // A CronJob is owned by the Function, so it outlives a deleted Trigger unless removed here.
       await this.removeCronJob(namespace, name);
-      if (!trigger || trigger.metadata?.deletionTimestamp) return;
+      return;
     }
     const spec = trigger.spec;
     if (!spec) return;
@@ -29,7 +31,11 @@ export class TriggerReconciler {
     let outcome: Outcome;
     let fields: Record<string, unknown>;
     try {
-      if (!fn) {
+      if (!fn && young(trigger, ctx.now())) {
+        // A repository applies the Function just before its Triggers, but their watch events race:
+        // wait for the Function (its event enqueues this Trigger) rather than report a missing one.
+        return { requeueAfterMs: 5_000 };
+      } else if (!fn) {
         outcome = { kind: 'stalled', reason: 'FunctionNotFound', message: `Function ${namespace}/${spec.functionRef} does not exist` };
         fields = { active: false };
       } else if (spec.type === 'http') {
@@ -62,4 +68,9 @@ export class TriggerReconciler {
       await this.ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name, namespace } });
     }
   }
+}
+
+function young(obj: TriggerResource, now: Date): boolean {
+  const created = obj.metadata?.creationTimestamp;
+  return !!created && now.getTime() - new Date(created).getTime() < 5_000;
 }

@@ -54,6 +54,13 @@ export class KubeClient {
   readonly custom: CustomObjectsApi;
   /** Counts API requests made through this client (for the benchmark and metrics). */
   requests = 0;
+  /** The same, per operation (`apply:Function`, `status:Trigger`, `event`, ...). */
+  readonly requestsByOperation: Record<string, number> = {};
+
+  private note(operation: string): void {
+    this.requests++;
+    this.requestsByOperation[operation] = (this.requestsByOperation[operation] ?? 0) + 1;
+  }
 
   constructor(readonly kubeConfig: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
@@ -64,7 +71,7 @@ export class KubeClient {
 
   /** Server-side apply: the object as we want it; fields we no longer send are dropped from our ownership. */
   async apply<T extends EventTarget>(obj: T): Promise<T> {
-    this.requests++;
+    this.note(`apply:${obj.kind ?? '?'}`);
     try {
       const body = obj as unknown as KubernetesObject;
       return (await this.objects.patch(body, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as unknown as T;
@@ -75,7 +82,7 @@ export class KubeClient {
 
   /** Creates obj; answers 'exists' instead of failing when an object of that name is already there. */
   async createIfAbsent(obj: EventTarget): Promise<'created' | 'exists'> {
-    this.requests++;
+    this.note('createIfAbsent');
     try {
       await this.objects.create(obj as unknown as KubernetesObject, undefined, undefined, FIELD_MANAGER);
       return 'created';
@@ -86,7 +93,7 @@ export class KubeClient {
   }
 
   async read<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, name: string): Promise<T | undefined> {
-    this.requests++;
+    this.note('read');
     try {
       return await this.objects.read<T>({ apiVersion, kind, metadata: { name, namespace } });
     } catch (err) {
@@ -97,7 +104,7 @@ export class KubeClient {
 
   /** Deletes with background propagation; a missing object counts as deleted. */
   async delete(obj: EventTarget): Promise<void> {
-    this.requests++;
+    this.note('delete');
     try {
       await this.objects.delete(obj as unknown as KubernetesObject, undefined, undefined, undefined, undefined, 'Background');
     } catch (err) {
@@ -108,7 +115,7 @@ export class KubeClient {
 
   /** JSON merge patch of an object's main resource (finalizers, annotations); 'missing' when it is gone. */
   async mergePatch(obj: EventTarget, patch: Record<string, unknown>): Promise<'patched' | 'missing'> {
-    this.requests++;
+    this.note('mergePatch');
     const extraMeta = (patch.metadata ?? {}) as Record<string, unknown>;
     const target = {
       ...patch,
@@ -127,7 +134,7 @@ export class KubeClient {
 
   /** Merge patch of a sless object's status subresource; a vanished object is not an error. */
   async patchStatus(kind: SlessKind, namespace: string, name: string, status: object): Promise<void> {
-    this.requests++;
+    this.note(`status:${kind}`);
     try {
       await this.custom.patchNamespacedCustomObjectStatus(
         { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } },
@@ -141,7 +148,7 @@ export class KubeClient {
 
   /** A Secret's data, decoded; undefined when it does not exist. */
   async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
-    this.requests++;
+    this.note('readSecret');
     try {
       const secret = await this.core.readNamespacedSecret({ name, namespace });
       const data: Record<string, string> = {};
@@ -155,14 +162,14 @@ export class KubeClient {
   }
 
   async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
-    this.requests++;
+    this.note('listPods');
     const list = await this.core.listNamespacedPod({ namespace, labelSelector });
     return list.items;
   }
 
   /** The last lines of a container's log, at most maxBytes; '' when there is none (pod gone, never started). */
   async podLogTail(namespace: string, pod: string, container: string, maxBytes: number): Promise<string> {
-    this.requests++;
+    this.note('podLogTail');
     try {
       return await this.core.readNamespacedPodLog({ name: pod, namespace, container, tailLines: 50, limitBytes: maxBytes });
     } catch {
@@ -175,7 +182,7 @@ export class KubeClient {
     const namespace = target.metadata?.namespace;
     if (!namespace) return;
     const now = new Date();
-    this.requests++;
+    this.note('event');
     try {
       await this.core.createNamespacedEvent({
         namespace,
