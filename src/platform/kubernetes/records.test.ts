@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiException } from '@kubernetes/client-node';
+import { toPlatformError } from './api-errors.ts';
+import { functionRecord, httpEnabledFrom, jobRecord, managedByOf, repositoryRecord } from './records.ts';
+
+describe('records from sless objects', () => {
+  it('reads who manages an object from the repository label', () => {
+    assert.equal(managedByOf({ metadata: { labels: { 'sless.kube5s.ru/repository': 'shop' } } }), 'git:shop');
+    assert.equal(managedByOf({ metadata: { labels: {} } }), 'api');
+  });
+
+  it('fills what the CRDs default and links the public URL', () => {
+    const rec = functionRecord({ metadata: { name: 'f', namespace: 'ns' }, spec: { runtime: 'go1.23' } }, { httpEnabled: true, publicBaseUrl: 'https://x.test/' });
+    assert.deepEqual(
+      [rec.entrypoint, rec.memoryMb, rec.timeoutSec, rec.phase, rec.url, rec.managedBy],
+      ['handler.handle', 128, 30, 'Pending', 'https://x.test/fn/ns/f', 'api'],
+    );
+  });
+
+  it('serves a function unless every http Trigger of it is disabled', () => {
+    const t = (fn: string, enabled: boolean) => ({ spec: { type: 'http' as const, functionRef: fn, enabled } });
+    assert.equal(httpEnabledFrom([], 'f'), true);
+    assert.equal(httpEnabledFrom([t('f', false)], 'f'), false);
+    assert.equal(httpEnabledFrom([t('f', false), t('f', true)], 'f'), true);
+    assert.equal(httpEnabledFrom([t('g', false)], 'f'), true);
+  });
+
+  it('does not report the status of an older run as the current one', () => {
+    const job = jobRecord({ metadata: { name: 'j', namespace: 'ns' }, spec: { functionRef: 'f', runID: 2 }, status: { runID: 1, phase: 'Succeeded', message: 'old' } });
+    assert.deepEqual([job.runId, job.phase, job.message], [2, 'Pending', undefined]);
+    const skipped = jobRecord({ metadata: { name: 'j', namespace: 'ns' }, spec: { functionRef: 'f', runID: 0 } });
+    assert.equal(skipped.phase, 'Skipped');
+  });
+
+  it('gives a repository its defaults, webhook path and Ready condition', () => {
+    const rec = repositoryRecord({
+      metadata: { name: 'r', namespace: 'ns' },
+      spec: { url: 'https://g.test/r.git' },
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'SyncFailed', message: 'boom', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+    });
+    assert.deepEqual([rec.branch, rec.path, rec.interval, rec.prune, rec.webhookPath], ['main', '', '1m', true, '/hooks/ns/r']);
+    assert.deepEqual(rec.ready, { status: 'False', reason: 'SyncFailed', message: 'boom' });
+  });
+});
+
+describe('API server errors as platform errors', () => {
+  const api = (code: number, status: object) => new ApiException(code, 'x', JSON.stringify(status), {});
+  it('maps status codes and reasons', () => {
+    assert.equal(toPlatformError(api(404, {}), 'function a/b').code, 'not_found');
+    assert.equal(toPlatformError(api(409, { reason: 'AlreadyExists' }), 'function a/b').code, 'already_exists');
+    assert.equal(toPlatformError(api(409, { reason: 'Conflict' }), 'function a/b').code, 'unavailable');
+    const invalid = toPlatformError(api(422, { message: 'spec.memoryMB: Invalid value: 10' }), 'function a/b');
+    assert.equal(invalid.code, 'invalid');
+    assert.match(invalid.message, /spec\.memoryMB/);
+    assert.equal(toPlatformError(api(403, {}), 'x').code, 'unavailable');
+    assert.equal(toPlatformError(new Error('connect ECONNREFUSED'), 'x').code, 'unavailable');
+  });
+});
