@@ -259,6 +259,10 @@ describe('resolveEndpoint', () => {
 });
 
 describe('namespaces, health and an unreachable API server', () => {
+  it('creating in a namespace that does not exist says to ensure it first', async () => {
+    await rejectsWith(kit.platform.createFunction(`${kit.ns}-missing`, { name: 'f', runtime: 'nodejs20' }), 'not_found', /ensure/);
+  });
+
   it('ensureNamespace creates a namespace once and is idempotent', async () => {
     const name = `${kit.ns}-ensured`;
     await kit.platform.ensureNamespace(name);

@@ -138,6 +138,7 @@ export class KubernetesPlatform implements Platform {
     try {
       return (await this.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, body })) as T;
     } catch (err) {
+      if (apiStatusCode(err) === 404) throw namespaceMissing(namespace, err);
       throw toPlatformError(err, what);
     }
   }
@@ -560,6 +561,7 @@ export class KubernetesPlatform implements Platform {
     try {
       await this.core.createNamespacedSecret({ namespace, body });
     } catch (err) {
+      if (apiStatusCode(err) === 404) throw namespaceMissing(namespace, err);
       if (apiStatusCode(err) !== 409) throw toPlatformError(err, `Secret ${namespace}/${name}`);
       // Left over from an earlier repository of that name (checked absent above): replace it.
       try {
@@ -636,6 +638,11 @@ function secretDataOf(input: RepositoryInput): Record<string, string> | undefine
   if (c?.password !== undefined) data.password = c.password;
   if (input.webhookSecret) data.webhookSecret = input.webhookSecret;
   return Object.keys(data).length > 0 ? data : undefined;
+}
+
+/** Creating in a namespace that does not exist answers 404 too. */
+function namespaceMissing(namespace: string, cause: unknown): PlatformError {
+  return new PlatformError('not_found', `namespace ${namespace} does not exist; create it first (POST /v1/namespaces/${namespace}/ensure)`, { cause });
 }
 
 function compareNames(a: string | undefined, b: string | undefined): number {
