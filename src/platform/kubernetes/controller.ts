@@ -124,7 +124,7 @@ export class Controller {
     const c = settings.concurrency ?? {};
     const pools = {
       syncs: new PQueue({ concurrency: c.syncs ?? 2 }),
-      builds: new PQueue({ concurrency: c.builds ?? 4 }),
+      builds: new PQueue({ concurrency: c.builds ?? 8 }),
       other: new PQueue({ concurrency: c.reconciles ?? 8 }),
     };
     const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>) =>

@@ -30,7 +30,8 @@ export interface ControllerSettings {
   readonly publicBaseUrl?: string;
   /** Directory for the git cache of repository syncs. */
   readonly cacheDir: string;
-  readonly concurrency?: { readonly syncs?: number; readonly builds?: number; readonly reconciles?: number };
+  /** Parallelism: repository syncs, Function reconciles (builds), other reconciles, context uploads per sync. */
+  readonly concurrency?: { readonly syncs?: number; readonly builds?: number; readonly reconciles?: number; readonly uploads?: number };
   /** Informer resync period (ms); every object is reconciled again at least this often. */
   readonly resyncMs?: number;
   readonly build?: {

@@ -53,10 +53,12 @@ class TerminalError extends Error {
 
 export class RepositoryReconciler {
   private readonly sources = new Map<string, SyncState>();
-  /** Bounds context uploads within one sync. */
-  private readonly uploads = new PQueue({ concurrency: 4 });
+  /** Bounds the per-function work of syncs (context uploads, applies). */
+  private readonly uploads: PQueue;
 
-  constructor(private readonly ctx: ReconcileContext) {}
+  constructor(private readonly ctx: ReconcileContext) {
+    this.uploads = new PQueue({ concurrency: ctx.settings.concurrency?.uploads ?? 8 });
+  }
 
   async close(): Promise<void> {
     await Promise.all([...this.sources.values()].map((s) => s.source.close()));
