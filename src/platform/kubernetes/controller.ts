@@ -48,7 +48,7 @@ export class Controller {
     functions: ResilientInformer<FunctionResource & KubernetesObject>;
     triggers: ResilientInformer<TriggerResource & KubernetesObject>;
     functionJobs: ResilientInformer<FunctionJobResource & KubernetesObject>;
-    jobs: ResilientInformer<V1Job>;
+    jobs: JobCache;
   };
   private readonly queues: Record<SlessKind, WorkQueue>;
   private readonly repositoryReconciler: RepositoryReconciler;
@@ -94,16 +94,23 @@ export class Controller {
       functions: crdInformer('Function', (_e, o) => this.onFunction(o)),
       triggers: crdInformer('Trigger', (_e, o) => this.onTrigger(o)),
       functionJobs: crdInformer('FunctionJob', (_e, o) => this.queues.FunctionJob.add(keyOf(o))),
-      jobs: new ResilientInformer<V1Job>({
-        kubeConfig,
-        name: 'jobs',
-        path: '/apis/batch/v1/jobs',
-        list: () => batch.listJobForAllNamespaces({ labelSelector: selector }),
-        labelSelector: selector,
-        onEvent: (_e, o) => this.onJob(o),
-        onError,
-        ...(opts.timers ? { timers: opts.timers } : {}),
-      }),
+      jobs: new JobCache(
+        // Namespace-scoped: only the watched namespace and the build namespace (so namespaced RBAC suffices).
+        (watchNs ? [...new Set([watchNs, settings.buildNamespace])] : [undefined]).map(
+          (ns) =>
+            new ResilientInformer<V1Job>({
+              kubeConfig,
+              name: ns ? `jobs in ${ns}` : 'jobs',
+              path: ns ? `/apis/batch/v1/namespaces/${ns}/jobs` : '/apis/batch/v1/jobs',
+              list: () =>
+                ns ? batch.listNamespacedJob({ namespace: ns, labelSelector: selector }) : batch.listJobForAllNamespaces({ labelSelector: selector }),
+              labelSelector: selector,
+              onEvent: (_e, o) => this.onJob(o),
+              onError,
+              ...(opts.timers ? { timers: opts.timers } : {}),
+            }),
+        ),
+      ),
     };
     const caches: Caches = this.informers;
     const ctx: ReconcileContext = {
@@ -257,6 +264,31 @@ export class Controller {
         { reason: 'BuildSecretFailed' },
       );
     }
+  }
+}
+
+/** One or more Job informers (per namespace when the controller is namespace-scoped) read as one cache. */
+class JobCache {
+  constructor(private readonly informers: ReadonlyArray<ResilientInformer<V1Job>>) {}
+
+  get(name: string, namespace?: string): V1Job | undefined {
+    for (const i of this.informers) {
+      const found = i.get(name, namespace);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  list(namespace?: string): readonly V1Job[] {
+    return this.informers.flatMap((i) => i.list(namespace));
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.stop()));
   }
 }
 
