@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BatchV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { BatchV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import PQueue from 'p-queue';
 import type { FunctionResource, RepositoryResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
@@ -136,6 +136,15 @@ try {
   const buildNs = await freshNamespace(kc, 'bench-builds');
   const system = await freshNamespace(kc, 'bench-system');
 
+  // The test cluster's service range is a /24; N functions need N Services. A second ServiceCIDR
+  // (GA since Kubernetes 1.33) widens it without restarting the API server.
+  await kc
+    .makeApiClient(NetworkingV1Api)
+    .createServiceCIDR({ body: { metadata: { name: 'sless-bench' }, spec: { cidrs: ['10.96.0.0/20'] } } })
+    .catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
+
   let t0 = Date.now();
   const repo = await createRepo(gitServer, 'bench-controller');
   const clone = await WorkClone.create(repo);
@@ -186,7 +195,12 @@ try {
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const pid = child.pid!;
-  await new Promise((r) => setTimeout(r, 3000));
+  // Wait until it leads and its informers watch (tsx compiles the sources first when there is no dist/).
+  for (const t = Date.now(); [...proxy.counts.keys()].filter((k) => k.startsWith('WATCH ')).length < 5; ) {
+    if (Date.now() - t > 120_000) throw new Error(`the controller did not start watching within 120 s:\n${childLog.join('').slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await new Promise((r) => setTimeout(r, 1000));
   const idle = await procStatus(pid);
   log(`controller pid ${pid} started, RSS ${idle.rssMb.toFixed(0)} MB before any work; ${proxy.total()} requests so far`);
 
@@ -203,7 +217,10 @@ try {
         if (finished.has(name)) continue;
         finished.add(name);
         lastBuildSeenAt = Date.now();
-        void harness.add(() => markJobSucceeded(kc, buildNs.name, name, { terminationMessage: DIGEST }));
+        harness.add(() => markJobSucceeded(kc, buildNs.name, name, { terminationMessage: DIGEST })).catch((err: unknown) => {
+          finished.delete(name);
+          log(`harness: ${name}: ${err instanceof Error ? err.message : String(err)}; will retry`);
+        });
       }
       await new Promise((r) => setTimeout(r, 500));
     }
