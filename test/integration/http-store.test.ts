@@ -148,7 +148,8 @@ describe('a database outage', async () => {
       for (let i = 0; i < 20; i++) {
         const { status, ms } = await call(`/during-${i}`);
         assert.equal(status, 200);
-        assert.ok(ms < 500, `a call took ${ms.toFixed(0)} ms while the database was down`);
+        // Well under the pool's 3 s connect timeout: the call never waits on the database.
+        assert.ok(ms < 2000, `a call took ${ms.toFixed(0)} ms while the database was down`);
       }
       await eventually(async () => (await dropped()) >= 20, 'the 20 records written during the outage are counted as dropped');
       assert.equal((await app.inject({ url: '/readyz' })).statusCode, 503);
