@@ -37,6 +37,9 @@ export interface ControllerOptions {
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
 }
 
+/** How long stop() waits for running reconciles. */
+const STOP_GRACE_MS = 30_000;
+
 type AnyResource = KubernetesObject & { spec?: unknown; status?: unknown };
 
 export class Controller {
@@ -55,6 +58,8 @@ export class Controller {
   /** Last seen generation + requestedAt per repository: only those changes (not our status writes) start a sync. */
   private readonly seenRepos = new Map<string, string>();
   private started = false;
+  private stopped = false;
+  private readonly pools: Record<'syncs' | 'builds' | 'other', PQueue>;
 
   constructor(private readonly opts: ControllerOptions) {
     const { kubeConfig, settings, logger } = opts;
@@ -129,11 +134,11 @@ export class Controller {
     const triggers = new TriggerReconciler(ctx);
     const functionJobs = new FunctionJobReconciler(ctx);
     const c = settings.concurrency ?? {};
-    const pools = {
+    const pools = (this.pools = {
       syncs: new PQueue({ concurrency: c.syncs ?? 2 }),
       builds: new PQueue({ concurrency: c.builds ?? 8 }),
       other: new PQueue({ concurrency: c.reconciles ?? 8 }),
-    };
+    });
     const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>) =>
       new WorkQueue({
         name: kind,
@@ -167,6 +172,7 @@ export class Controller {
 
   /** Lists everything (each informer retries until its first list succeeds), then starts reconciling. */
   async start(): Promise<void> {
+    if (this.stopped) throw new Error('this Controller was stopped; create a new one (e.g. after regaining leadership)');
     if (this.started) return;
     this.started = true;
     await this.ensureBuildSecret();
@@ -177,11 +183,19 @@ export class Controller {
     this.opts.logger.info('ControllerStarted: informers synced, reconciling', { reason: 'ControllerStarted' });
   }
 
+  /** Stops for good: queues drop pending work, informers close, git caches are released. */
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const q of Object.values(this.queues)) q.stop();
     await Promise.all(Object.values(this.informers).map((i) => i.stop()));
+    // Let running reconciles finish (a follower must not keep writing), but never hang a shutdown on one.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(Object.values(this.pools).map((p) => p.onIdle())),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
     await this.repositoryReconciler.close();
-    this.started = false;
   }
 
   /** Asks for a sync now by annotating the repository; the leader's watch picks it up at once. */
