@@ -1,7 +1,9 @@
 // Leader election against the real API server: one Lease, several candidates.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { spawn } from 'node:child_process';
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 import { decideLease, LeaderElector } from '../../src/platform/kubernetes/leader-election.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
@@ -37,6 +39,50 @@ describe('decideLease', () => {
   it('waits for another holder until leaseDuration has passed since the Lease last changed', () => {
     assert.equal(decideLease(lease('b', 15), 'a', 14_999, 0, 1), 'wait');
     assert.equal(decideLease(lease('b', 15), 'a', 15_000, 0, 1), 'take');
+  });
+});
+
+describe('a `sless controller` process', () => {
+  it('leads, then on SIGTERM releases its Lease and exits 0', async () => {
+    const kc = testKubeConfig();
+    const ns = await freshNamespace(kc, 'leader-proc');
+    const need = (name: string) => {
+      const v = process.env[name];
+      if (!v) throw new Error(`${name} is not set: run this suite through \`npm test\` (it starts the kube and s3 services)`);
+      return v;
+    };
+    const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/sless.js', import.meta.url)), 'controller', '--port', '0', '--kubeconfig', need('SLESS_TEST_KUBECONFIG')], {
+      env: {
+        ...process.env,
+        SLESS_AUTH_INSECURE: '1',
+        SLESS_S3_ENDPOINT: need('SLESS_TEST_S3_ENDPOINT'),
+        SLESS_S3_BUCKET: need('SLESS_TEST_S3_BUCKET'),
+        SLESS_REGISTRY: 'registry.test/sless',
+        SLESS_BUILD_NAMESPACE: ns.name,
+        POD_NAMESPACE: ns.name,
+        POD_NAME: 'proc-1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const api = kc.makeApiClient(CoordinationV1Api);
+    try {
+      await eventually(async () => {
+        const lease = await api.readNamespacedLease({ name: 'sless-controller', namespace: ns.name });
+        assert.equal(lease.spec?.holderIdentity, 'proc-1');
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      assert.match(output, /AUTH IS INSECURE/, 'warns about insecure auth at start');
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, output.slice(-2000));
+      const lease = await api.readNamespacedLease({ name: 'sless-controller', namespace: ns.name });
+      assert.equal(lease.spec?.holderIdentity ?? '', '', 'released');
+    } finally {
+      child.kill('SIGKILL');
+      await ns.cleanup();
+    }
   });
 });
 
