@@ -1,5 +1,5 @@
 // Controller benchmark (not part of npm test):
-//   node --import tsx test/bench/controller.bench.ts [--functions 500]
+//   node --import tsx test/bench/controller.bench.ts [--functions 500] [--sless-bin path/to/bin/sless.js]
 // One FunctionRepository with N function folders on a real git server, reconciled by a real
 // `sless controller` process (bin/sless.js, one replica) against a real kube-apiserver and SeaweedFS.
 // Nothing runs containers here, so a harness plays kaniko: every build Job gets a pod that "printed" an
@@ -28,7 +28,14 @@ import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts'
 import { freshNamespace, markJobSucceeded } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
 
-const { values } = parseArgs({ options: { functions: { type: 'string', default: '500' }, timeout: { type: 'string', default: '900' } } });
+const { values } = parseArgs({
+  options: {
+    functions: { type: 'string', default: '500' },
+    timeout: { type: 'string', default: '900' },
+    // e.g. a bin/sless.js beside a compiled dist/ (npm run build), to measure the image's memory rather than tsx's
+    'sless-bin': { type: 'string' },
+  },
+});
 const N = Number(values.functions);
 const TIMEOUT_MS = Number(values.timeout) * 1000;
 const GROUP = 'sless.kube5s.ru';
@@ -169,7 +176,7 @@ try {
   const kubeconfigPath = path.join(tmp, 'kubeconfig');
   await writeFile(kubeconfigPath, viaProxy.exportConfig());
 
-  child = spawn(process.execPath, [path.join(root, 'bin/sless.js'), 'controller', '--port', '0', '--kubeconfig', kubeconfigPath], {
+  child = spawn(process.execPath, [values['sless-bin'] ?? path.join(root, 'bin/sless.js'), 'controller', '--port', '0', '--kubeconfig', kubeconfigPath], {
     cwd: root,
     env: {
       ...process.env,
