@@ -1,44 +1,79 @@
-// How each runtime runs on this machine for `sless dev`: the runtime server from runtimes/ started
-// with the machine's own interpreter, dependencies installed into the prepared folder the way the
-// generated Dockerfile installs them into the image.
+// How each runtime runs on this machine for `sless dev`: an adapter from src/build/runtime-catalog.ts
+// (which says how every runtime installs, builds and serves a function, for the image and for this
+// machine alike) to the command specs the local platform spawns.
+//
+// A prepared folder builds/<key>/ holds app/ (the function's code, SLESS_FUNCTION_DIR) and work/
+// beside it (Python packages, the Go binary), so installed files never mix with the function's own.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import {
+  defaultRuntimesDir,
+  languageOf,
+  localRuntimePlan,
+  type Command,
+  type FunctionFiles,
+  type Language,
+} from '../../build/runtime-catalog.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import { childBaseEnv, type CommandSpec } from './child-group.ts';
 import type { LocalRuntimes, ServeOptions } from './ports.ts';
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-type Language = 'python' | 'node' | 'go';
-
-function languageOf(runtime: Runtime): Language {
-  if (runtime.startsWith('python')) return 'python';
-  if (runtime.startsWith('nodejs')) return 'node';
-  return 'go';
-}
-
-/** The files whose change means a prepared folder must be rebuilt (the local "base image"). */
+/** The files (relative to runtimes/) whose change means a prepared folder must be rebuilt (the local "base image"). */
 const SERVER_FILES: Record<Language, readonly string[]> = {
-  python: ['runtimes/python/server.py'],
-  node: ['runtimes/node/server.mjs'],
-  go: ['runtimes/go/runtime/runtime.go', 'runtimes/go/runtime/go.mod'],
+  python: ['python/server.py'],
+  node: ['node/server.mjs'],
+  go: ['go/runtime/runtime.go', 'go/runtime/go.mod'],
 };
 
-export function localRuntimes(opts: { root?: string; python?: string; node?: string; go?: string } = {}): LocalRuntimes {
-  const root = opts.root ?? projectRoot;
-  const python = opts.python ?? 'python3';
-  const node = opts.node ?? process.execPath;
+/** Bump when the layout of a prepared folder changes, so folders of the old layout are rebuilt. */
+const FOLDER_LAYOUT = 'app+work';
+
+function functionFilesOf(files: readonly string[]): FunctionFiles {
+  const has = (f: string) => files.includes(f);
+  return {
+    hasRequirementsTxt: has('requirements.txt'),
+    hasPackageJson: has('package.json'),
+    hasPackageLock: has('package-lock.json') || has('npm-shrinkwrap.json'),
+    hasGoMod: has('go.mod'),
+  };
+}
+
+/** The folder beside app/ for what the runtime installs or builds (see the layout above). */
+function workDirOf(appDir: string): string {
+  return path.join(path.dirname(appDir), 'work');
+}
+
+function specOf(command: Command, env: Readonly<Record<string, string>>): CommandSpec {
+  const [program, ...args] = command.argv;
+  if (program === undefined)
+    throw new Error(`empty command for ${command.cwd}: src/build/runtime-catalog.ts must name a program`);
+  return { command: program, args, cwd: command.cwd, env };
+}
+
+export function localRuntimes(
+  opts: { runtimesDir?: string; python?: string; node?: string } = {},
+): LocalRuntimes {
+  const runtimesDir = opts.runtimesDir ?? defaultRuntimesDir;
+  const planOf = (runtime: Runtime, appDir: string, entrypoint: string, files: FunctionFiles) =>
+    localRuntimePlan(runtime, {
+      functionDir: appDir,
+      workDir: workDirOf(appDir),
+      entrypoint,
+      files,
+      runtimesDir,
+      python: opts.python,
+      node: opts.node,
+    });
   const versions = new Map<Runtime, string>();
   return {
     versionOf(runtime) {
       let v = versions.get(runtime);
       if (!v) {
-        const h = createHash('sha256').update(runtime);
+        const h = createHash('sha256').update(`${runtime}\n${FOLDER_LAYOUT}\n`);
         for (const f of SERVER_FILES[languageOf(runtime)]) {
           try {
-            h.update(readFileSync(path.join(root, f)));
+            h.update(readFileSync(path.join(runtimesDir, f)));
           } catch {
             h.update(`missing ${f}`);
           }
@@ -49,35 +84,14 @@ export function localRuntimes(opts: { root?: string; python?: string; node?: str
       return v;
     },
     installSteps(runtime, appDir, files) {
-      const has = (f: string) => files.includes(f);
       const env = childBaseEnv(process.env);
-      const step = (command: string, args: string[]): CommandSpec => ({ command, args, cwd: appDir, env });
-      switch (languageOf(runtime)) {
-        case 'python':
-          return has('requirements.txt')
-            ? [step(python, ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet', '--target', appDir, '-r', 'requirements.txt'])]
-            : [];
-        case 'node':
-          if (!has('package.json')) return [];
-          return [
-            has('package-lock.json')
-              ? step('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'])
-              : step('npm', ['install', '--omit=dev', '--no-audit', '--no-fund']),
-          ];
-        case 'go':
-          return [step('sh', [path.join(root, 'runtimes/go/build.sh'), appDir, path.join(appDir, '.sless-function')])];
-      }
+      // The entrypoint does not change what is installed; the plan's run command is not used here.
+      return planOf(runtime, appDir, '', functionFilesOf(files)).prepare.map((c) => specOf(c, env));
     },
     command(runtime, appDir, serve: ServeOptions) {
-      const base = { cwd: appDir, env: serve.env };
-      switch (languageOf(runtime)) {
-        case 'python':
-          return { ...base, command: python, args: [path.join(root, 'runtimes', runtime, 'server.py')] };
-        case 'node':
-          return { ...base, command: node, args: [path.join(root, 'runtimes', runtime, 'server.js')] };
-        case 'go':
-          return { ...base, command: path.join(appDir, '.sless-function'), args: [] };
-      }
+      // Only the server is needed, and it does not depend on which dependency files exist.
+      const { run } = planOf(runtime, appDir, serve.entrypoint, functionFilesOf([]));
+      return specOf(run, { ...serve.env, ...run.env });
     },
   };
 }

@@ -5,7 +5,8 @@
 // when complete, so a half-built folder is never used.
 //
 //   builds/<key>/source/   the code exactly as hashed (what /v1 .../source returns)
-//   builds/<key>/app/      the code plus installed dependencies (what the runtime server runs)
+//   builds/<key>/app/      the code plus node_modules (what the runtime server runs)
+//   builds/<key>/work/     Python packages, the Go binary (see local-runtimes.ts)
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
