@@ -15,6 +15,7 @@ import type {
   WebhookTarget,
 } from '../../src/platform/types.ts';
 import { PlatformError } from '../../src/platform/types.ts';
+import { functionSettingsOf } from '../../src/platform/records.ts';
 
 const key = (ns: string, name: string) => `${ns}/${name}`;
 
@@ -191,15 +192,8 @@ function get<T>(map: Map<string, T>, namespace: string, name: string, kind: stri
 
 function record(namespace: string, input: FunctionInput, managedBy: FunctionRecord['managedBy']): FunctionRecord {
   return {
-    name: input.name,
+    ...functionSettingsOf(input),
     namespace,
-    runtime: input.runtime,
-    entrypoint: input.entrypoint ?? 'handler.handle',
-    memoryMb: input.memoryMb ?? 128,
-    timeoutSec: input.timeoutSec ?? 30,
-    env: input.env ?? {},
-    envFromSecrets: input.envFromSecrets ?? [],
-    httpEnabled: input.httpEnabled ?? true,
     phase: 'Pending',
     managedBy,
   };

@@ -24,6 +24,7 @@ import {
   type TriggerRecord,
   type WebhookTarget,
 } from '../types.ts';
+import { functionSettingsOf } from '../records.ts';
 import { ChildGroup, type CommandSpec } from './child-group.ts';
 import { FunctionRunner, type DeployOutcome, type DeploySpec } from './function-runner.ts';
 import { JobsAndSchedules, notFound } from './jobs-and-schedules.ts';
@@ -438,15 +439,8 @@ export class LocalPlatform implements Platform {
 
   #recordFromInput(namespace: string, input: FunctionInput, old?: FunctionRecord): FunctionRecord {
     return {
-      name: input.name,
+      ...functionSettingsOf(input),
       namespace,
-      runtime: input.runtime,
-      entrypoint: input.entrypoint ?? 'handler.handle',
-      memoryMb: input.memoryMb ?? 128,
-      timeoutSec: input.timeoutSec ?? 30,
-      env: input.env ?? {},
-      envFromSecrets: input.envFromSecrets ?? [],
-      httpEnabled: input.httpEnabled ?? true,
       phase: old?.phase ?? 'Pending',
       imageRef: old?.imageRef,
       message: old ? old.message : 'no code yet: upload a zip to /v1/namespaces/<ns>/functions/<name>/upload',
