@@ -147,10 +147,19 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
   }, options.retentionIntervalMs ?? 3_600_000);
   retentionTimer.unref();
 
+  /** One function's newest `limit` rows of a log table, newest first (id orders rows of the same instant). */
+  const newestRows = async <R extends pg.QueryResultRow>(table: string, columns: string, namespace: string, fn: string, limit: number) => {
+    const { rows } = await pool.query<R>(
+      `SELECT ${columns} FROM ${table} WHERE namespace = $1 AND function = $2 ORDER BY started_at DESC, id DESC LIMIT $3`,
+      [namespace, fn, limit],
+    );
+    return rows;
+  };
+
   const invocationLog: InvocationLog = {
     record: (entry) => invocations.record(entry),
     list: async (namespace, fn, limit) => {
-      const { rows } = await pool.query<{
+      const rows = await newestRows<{
         method: string;
         path: string;
         status: number;
@@ -158,11 +167,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
         request_bytes: string;
         response_bytes: string;
         started_at: Date;
-      }>(
-        `SELECT method, path, status, duration_ms, request_bytes, response_bytes, started_at FROM sless_invocations
-         WHERE namespace = $1 AND function = $2 ORDER BY started_at DESC, id DESC LIMIT $3`,
-        [namespace, fn, limit],
-      );
+      }>('sless_invocations', 'method, path, status, duration_ms, request_bytes, response_bytes, started_at', namespace, fn, limit);
       return rows.map((r) => ({
         namespace,
         function: fn,
@@ -179,7 +184,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
   const buildLog: BuildLog = {
     record: (entry) => builds.record(entry),
     list: async (namespace, fn, limit) => {
-      const { rows } = await pool.query<{
+      const rows = await newestRows<{
         code_hash: string;
         outcome: BuildRecord['outcome'];
         image_ref: string | null;
@@ -187,11 +192,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
         started_at: Date;
         finished_at: Date | null;
         duration_ms: number | null;
-      }>(
-        `SELECT code_hash, outcome, image_ref, message, started_at, finished_at, duration_ms FROM sless_builds
-         WHERE namespace = $1 AND function = $2 ORDER BY started_at DESC, id DESC LIMIT $3`,
-        [namespace, fn, limit],
-      );
+      }>('sless_builds', 'code_hash, outcome, image_ref, message, started_at, finished_at, duration_ms', namespace, fn, limit);
       return rows.map((r) => ({
         namespace,
         function: fn,
