@@ -9,6 +9,7 @@ import {
   RUNTIME_CATALOG,
   baseImageOf,
   defaultRuntimesDir,
+  functionFilesOf,
   localRuntimePlan,
   type FunctionFiles,
 } from './runtime-catalog.ts';
@@ -51,6 +52,21 @@ describe('RUNTIME_CATALOG', () => {
       if (entry.language !== 'go') assert.match(dockerfile, /^USER 10001$/m);
     });
   }
+});
+
+describe('functionFilesOf', () => {
+  it('sees the dependency files at the root of the function folder only', () => {
+    assert.deepEqual(functionFilesOf(['handler.py', 'requirements.txt', 'lib/package.json', '/shared/go.mod']), {
+      ...noFiles,
+      hasRequirementsTxt: true,
+    });
+  });
+  it('counts npm-shrinkwrap.json as a lockfile like package-lock.json', () => {
+    const lock = { ...noFiles, hasPackageJson: true, hasPackageLock: true };
+    assert.deepEqual(functionFilesOf(['package.json', 'package-lock.json']), lock);
+    assert.deepEqual(functionFilesOf(['package.json', 'npm-shrinkwrap.json']), lock);
+    assert.deepEqual(functionFilesOf(['go.mod', 'handler.go']), { ...noFiles, hasGoMod: true });
+  });
 });
 
 describe('localRuntimePlan', () => {

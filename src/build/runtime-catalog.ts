@@ -60,6 +60,17 @@ export interface FunctionFiles {
   readonly hasGoMod: boolean;
 }
 
+/** The dependency files among a function's file paths (relative to its folder); only its root counts. */
+export function functionFilesOf(paths: Iterable<string>): FunctionFiles {
+  const root = new Set(paths);
+  return {
+    hasRequirementsTxt: root.has('requirements.txt'),
+    hasPackageJson: root.has('package.json'),
+    hasPackageLock: root.has('package-lock.json') || root.has('npm-shrinkwrap.json'),
+    hasGoMod: root.has('go.mod'),
+  };
+}
+
 /** `<prefix>/sless-runtime-<runtime>:<tag>`; an empty prefix gives a bare name (a local image). */
 export function baseImageOf(runtime: Runtime, prefix: string): string {
   const name = `sless-runtime-${runtime}:${RUNTIME_CATALOG[runtime].imageTag}`;

@@ -4,6 +4,7 @@
 import type { ArtifactStore } from '../../build/artifact-store.ts';
 import { buildContextTar, contextKey, type ContextFile } from '../../build/context-tar.ts';
 import { generateDockerfile } from '../../build/dockerfile.ts';
+import { functionFilesOf } from '../../build/runtime-catalog.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { CodeFile } from '../types.ts';
 
@@ -20,16 +21,9 @@ export interface ContextInput {
 
 /** The Dockerfile decides the key, and the dependency files at the function's root decide the Dockerfile. */
 export function contextDockerfile(input: Pick<ContextInput, 'runtime' | 'entrypoint' | 'baseImage' | 'paths'>): string {
-  const root = new Set(input.paths);
   return generateDockerfile(
     { runtime: input.runtime, entrypoint: input.entrypoint },
-    {
-      baseImage: input.baseImage,
-      hasRequirementsTxt: root.has('requirements.txt'),
-      hasPackageJson: root.has('package.json'),
-      hasPackageLock: root.has('package-lock.json') || root.has('npm-shrinkwrap.json'),
-      hasGoMod: root.has('go.mod'),
-    },
+    { baseImage: input.baseImage, ...functionFilesOf(input.paths) },
   );
 }
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   defaultRuntimesDir,
+  functionFilesOf,
   languageOf,
   localRuntimePlan,
   type Command,
@@ -28,16 +29,6 @@ const SERVER_FILES: Record<Language, readonly string[]> = {
 
 /** Bump when the layout of a prepared folder changes, so folders of the old layout are rebuilt. */
 const FOLDER_LAYOUT = 'app+work';
-
-function functionFilesOf(files: readonly string[]): FunctionFiles {
-  const has = (f: string) => files.includes(f);
-  return {
-    hasRequirementsTxt: has('requirements.txt'),
-    hasPackageJson: has('package.json'),
-    hasPackageLock: has('package-lock.json') || has('npm-shrinkwrap.json'),
-    hasGoMod: has('go.mod'),
-  };
-}
 
 /** The folder beside app/ for what the runtime installs or builds (see the layout above). */
 function workDirOf(appDir: string): string {
