@@ -201,5 +201,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   const force = () => process.exit(130);
   process.once('SIGINT', force).once('SIGTERM', force);
   await server.close();
+  // Everything is closed. A watch socket that a client library failed to release (seen with client-node's
+  // ListWatch) must not keep a terminating pod alive until the kubelet kills it.
+  setTimeout(() => {
+    io.stderr.write('sless controller: a connection was still open 2 s after shutdown; exiting anyway\n');
+    process.exit(0);
+  }, 2_000).unref();
   return 0;
 }
