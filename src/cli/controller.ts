@@ -158,7 +158,13 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     onStoppedLeading: async () => {
       const c = controller;
       controller = undefined;
-      await c?.stop();
+      if (!c) return;
+      await c.stop();
+      // client-node's ListWatch.stop() misses a watch whose request is still being set up (the request is
+      // assigned only once it resolves); such a watch keeps delivering events and holds the process open.
+      // Stopping once more after in-flight requests have settled catches it (stop() is repeatable).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await c.stop();
     },
   });
 
