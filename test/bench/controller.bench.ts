@@ -128,7 +128,10 @@ try {
   await service('../services/kube.ts', 'SLESS_TEST_KUBECONFIG');
   await service('../services/s3.ts', 'SLESS_TEST_S3_ENDPOINT');
   const gitServer = await startGitServer();
-  stops.push(() => gitServer.stop());
+  stops.push(async () => {
+    await gitServer.stop();
+    await rm(gitServer.root, { recursive: true, force: true });
+  });
   const need = (name: string): string => {
     const v = process.env[name];
     if (!v) throw new Error(`${name} is not set after starting the services`);
@@ -155,6 +158,7 @@ try {
   let t0 = Date.now();
   const repo = await createRepo(gitServer, 'bench-controller');
   const clone = await WorkClone.create(repo);
+  stops.push(() => rm(clone.dir, { recursive: true, force: true }));
   const files: Record<string, string> = {};
   for (let i = 0; i < N; i++) Object.assign(files, functionFiles(i));
   await clone.write(files);
