@@ -159,11 +159,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
       const c = controller;
       controller = undefined;
       if (!c) return;
-      await c.stop();
-      // client-node's ListWatch.stop() misses a watch whose request is still being set up (the request is
-      // assigned only once it resolves); such a watch keeps delivering events and holds the process open.
-      // Stopping once more after in-flight requests have settled catches it (stop() is repeatable).
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // ResilientInformer.stop() also closes watches that were still connecting.
       await c.stop();
     },
   });

@@ -111,4 +111,32 @@ describe('ResilientInformer', () => {
     assert.deepEqual(events, ['add:a', 'resync:a', 'resync:b', 'resync:a', 'resync:b']);
     await informer.stop();
   });
+
+  it('stop() also closes a watch that was still connecting, and nothing restarts it afterwards', async () => {
+    // Like ListWatch: the watch request is held (and so abortable by stop()) only once it has connected.
+    class SlowListWatch extends FakeListWatch {
+      watching = false;
+      connect!: () => void;
+      override async start() {
+        await super.start();
+        await new Promise<void>((resolve) => (this.connect = resolve));
+        this.watching = true;
+      }
+      override async stop() {
+        this.watching = false;
+      }
+    }
+    const fake = new SlowListWatch();
+    const { informer, timers } = setup(fake);
+    await informer.start(); // listed; the watch is still connecting
+    const stopped = informer.stop();
+    await tick();
+    fake.connect();
+    await stopped;
+    assert.equal(fake.watching, false);
+    fake.emit('error', new Error('aborted'));
+    timers.advance(60_000);
+    await tick();
+    assert.equal(fake.starts, 1);
+  });
 });

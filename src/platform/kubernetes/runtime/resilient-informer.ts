@@ -29,6 +29,8 @@ export class ResilientInformer<T extends KubernetesObject> {
   private stopped = true;
   private cancelRestart?: () => void;
   private cancelResync?: () => void;
+  /** ListWatch.start() calls not yet settled: stop() must wait for them (see stop()). */
+  private readonly starting = new Set<Promise<void>>();
   private markSynced!: () => void;
   /** Resolves after the first successful list. */
   private readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
@@ -64,16 +66,30 @@ export class ResilientInformer<T extends KubernetesObject> {
   /** Resolves after the first successful list (failed attempts are retried with backoff until then). */
   async start(): Promise<void> {
     this.stopped = false;
-    this.informer.start().catch((err: unknown) => this.scheduleRestart(err));
+    this.startWatch();
     await this.synced;
     this.scheduleResync();
   }
 
+  /**
+   * Stops for good. ListWatch.stop() only aborts a watch request it already holds: one still connecting
+   * (ListWatch assigns it only once the request resolves) would keep delivering events and hold the
+   * process open. So wait for every start() in flight to settle, then stop once more.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.cancelRestart?.();
     this.cancelResync?.();
     await this.informer.stop();
+    if (this.starting.size === 0) return;
+    await Promise.allSettled([...this.starting]);
+    await this.informer.stop();
+  }
+
+  private startWatch(): void {
+    const started = this.informer.start().catch((err: unknown) => this.scheduleRestart(err));
+    this.starting.add(started);
+    void started.finally(() => this.starting.delete(started));
   }
 
   private nextDelay(): number {
@@ -90,7 +106,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.cancelRestart = this.timers.after(delay, () => {
       if (this.stopped) return;
       this.restarts++;
-      this.informer.start().catch((e: unknown) => this.scheduleRestart(e));
+      this.startWatch();
     });
   }
 
