@@ -104,10 +104,12 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   const platform = new KubernetesPlatform({ kubeConfig, store, settings, ...(options.endpointTtl ? { endpointTtl: options.endpointTtl } : {}) });
 
   let logs: Logs = { invocationLog: createMemoryInvocationLog(), buildLog: createMemoryBuildLog() };
+  // Both read `logs` at call time: PostgreSQL replaces the in-memory logs below once it is open.
+  const buildLog: BuildLog = { record: (r) => logs.buildLog.record(r), list: (ns, fn, limit) => logs.buildLog.list(ns, fn, limit) };
   const app = await buildApp({
     platform,
     invocationLog: { record: (r) => logs.invocationLog.record(r), list: (ns, fn, limit) => logs.invocationLog.list(ns, fn, limit) },
-    buildLog: { record: (r) => logs.buildLog.record(r), list: (ns, fn, limit) => logs.buildLog.list(ns, fn, limit) },
+    buildLog,
     auth: authOf(config),
     registry,
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
@@ -148,6 +150,8 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
         settings,
         registry,
         store,
+        // Only the leader records builds: with several replicas /builds is complete only when they share PostgreSQL.
+        buildLog,
         ...(options.controller?.watchNamespace ? { watchNamespace: options.controller.watchNamespace } : {}),
         ...(options.controller?.backoff ? { backoff: options.controller.backoff } : {}),
         ...(options.controller?.timers ? { timers: options.controller.timers } : {}),

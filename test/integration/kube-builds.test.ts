@@ -1,9 +1,15 @@
 // Builds: exactly the changed function is rebuilt, a controller restarted mid-build adopts the running
 // Job instead of starting a twin, and a failed build reports kaniko's output while the old image serves.
+// The BuildLog (GET /v1/.../builds) gets one record per build start and one per outcome.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually, markJobFailed, markJobSucceeded } from '../helpers/kube.ts';
 import { apps, conditionOf, DIGEST_A, DIGEST_B, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+
+/** Outcomes recorded for a function, oldest first. */
+async function buildOutcomes(kit: Kit, fn: string): Promise<string[]> {
+  return (await kit.buildLog.list(kit.ns, fn, 100)).map((r) => r.outcome).reverse();
+}
 
 const NAMES = Array.from({ length: 20 }, (_, i) => `fn-${String(i).padStart(2, '0')}`);
 
@@ -32,6 +38,19 @@ describe('kube controller: builds', () => {
       const fns = await kit.listFunctions();
       assert.equal(fns.filter((f) => f.status?.phase === 'Ready').length, 20);
     }, { timeoutMs: 60_000 });
+  });
+
+  it('records one started and one succeeded build per function, with the image and the Job\'s times', async () => {
+    // give a wrong controller time to record an outcome twice before counting
+    await new Promise((r) => setTimeout(r, 1_000));
+    for (const name of NAMES) assert.deepEqual(await buildOutcomes(kit, name), ['started', 'succeeded'], name);
+    const fn = await kit.getFunction('fn-00');
+    const [succeeded] = await kit.buildLog.list(kit.ns, 'fn-00', 1);
+    assert.equal(succeeded?.imageRef, fn?.status?.imageRef);
+    assert.ok(succeeded?.imageRef?.endsWith(DIGEST_A));
+    assert.equal(succeeded?.codeHash, fn?.spec?.codeHash);
+    assert.ok(succeeded?.finishedAt && succeeded.startedAt <= succeeded.finishedAt, JSON.stringify(succeeded));
+    assert.equal(succeeded?.durationMs, Date.parse(succeeded?.finishedAt ?? '') - Date.parse(succeeded?.startedAt ?? ''));
   });
 
   it('rebuilds only the one function whose code changed', async () => {
@@ -63,6 +82,8 @@ describe('kube controller: builds', () => {
     }, { timeoutMs: 30_000 });
     const dep = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'fn-07' });
     assert.ok(dep.spec?.template.spec?.containers[0]?.image?.endsWith(DIGEST_B));
+    // The adopted build was started by the first controller: no second 'started' from the second one.
+    assert.deepEqual(await buildOutcomes(kit, 'fn-07'), ['started', 'succeeded', 'started', 'succeeded']);
   });
 
   it('reports a failed build with the builder output, and the previous image keeps serving', async () => {
@@ -88,5 +109,11 @@ describe('kube controller: builds', () => {
     const dep = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'fn-03' });
     assert.equal(dep.spec?.template.spec?.containers[0]?.image, previous);
     assert.ok(kit.logs.some((l) => l.includes('BuildFailed') && l.includes('fn-03')));
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.deepEqual(await buildOutcomes(kit, 'fn-03'), ['started', 'succeeded', 'started', 'failed']);
+    const [failed] = await kit.buildLog.list(kit.ns, 'fn-03', 1);
+    assert.equal(failed?.message, fn.status?.message);
+    assert.match(failed?.message ?? '', /npm ERR! missing script/);
+    assert.equal(failed?.imageRef, undefined);
   });
 });

@@ -12,6 +12,8 @@ import { Controller } from '../../src/platform/kubernetes/controller.ts';
 import type { ControllerLogger } from '../../src/platform/kubernetes/reconcilers/context.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import type { ControllerSettings } from '../../src/platform/kubernetes/settings.ts';
+import { createMemoryBuildLog } from '../../src/store/memory-log.ts';
+import type { BuildLog } from '../../src/store/types.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
 import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 
@@ -60,6 +62,8 @@ export interface Kit {
   readonly clone: WorkClone;
   readonly repoUrl: string;
   readonly logs: string[];
+  /** The BuildLog every Controller of this kit writes (it outlives controller restarts, like PostgreSQL). */
+  readonly buildLog: BuildLog;
   controller?: Controller;
   startController(): Promise<Controller>;
   stopController(): Promise<void>;
@@ -116,6 +120,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promi
     clone,
     repoUrl: repo.url,
     logs,
+    buildLog: createMemoryBuildLog(),
     async startController() {
       const store = new S3ArtifactStore({
         bucket: s3.bucket,
@@ -125,7 +130,15 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promi
         maxAttempts: 1,
         connectTimeoutMs: 1000,
       });
-      kit.controller = new Controller({ kubeConfig: kc, logger, settings, store, watchNamespace: ns, backoff: { baseMs: 200, maxMs: 2_000 } });
+      kit.controller = new Controller({
+        kubeConfig: kc,
+        logger,
+        settings,
+        store,
+        watchNamespace: ns,
+        backoff: { baseMs: 200, maxMs: 2_000 },
+        buildLog: kit.buildLog,
+      });
       await kit.controller.start();
       return kit.controller;
     },

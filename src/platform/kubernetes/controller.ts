@@ -8,6 +8,7 @@ import type { ArtifactStore } from '../../build/artifact-store.ts';
 import { baseImageOf } from '../../build/runtime-catalog.ts';
 import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
 import type { Runtime } from '../../manifest/types.ts';
+import type { BuildLog } from '../../store/types.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
 import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
@@ -35,6 +36,8 @@ export interface ControllerOptions {
   readonly watchNamespace?: string;
   /** Work-queue retry backoff (tests shorten it). */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  /** Receives one `started` record per build Job this controller creates and one outcome per finished build. */
+  readonly buildLog?: BuildLog;
 }
 
 /** How long stop() waits for running reconciles. */
@@ -128,6 +131,7 @@ export class Controller {
       baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
       now: () => new Date(),
       statusMemo: new Map(),
+      ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
     };
     this.repositoryReconciler = new RepositoryReconciler(ctx);
     const functions = new FunctionReconciler(ctx);

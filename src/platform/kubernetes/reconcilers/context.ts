@@ -3,6 +3,7 @@
 // same reason string).
 import type { V1Job } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
+import type { BuildLog } from '../../../store/types.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../objects/resources.ts';
 import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
 import type { ControllerSettings } from '../settings.ts';
@@ -41,6 +42,8 @@ export interface ReconcileContext {
   readonly now: () => Date;
   /** What this controller last wrote to each status (see status-writer.ts). */
   readonly statusMemo: StatusMemo;
+  /** Where build starts and outcomes are recorded (GET /v1/.../builds); none when absent. */
+  readonly buildLog?: BuildLog;
 }
 
 /** One log line and one Event on the object, sharing the reason string. */

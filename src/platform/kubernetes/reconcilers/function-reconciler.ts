@@ -10,6 +10,7 @@ import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
+import type { BuildRecord } from '../../../store/types.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
@@ -43,6 +44,13 @@ export class FunctionReconciler {
    * applies; after a resync period the objects are applied again, which also undoes manual drift.
    */
   private readonly applied = new Map<string, { hash: string; at: number }>();
+  /**
+   * The last build outcome recorded per function (`<job name> <outcome>`). The informer cache can lag
+   * behind our status write, so a reconcile may see the same finished Job as new once more; this keeps
+   * the BuildLog at one record per outcome. Across controllers, the status (imageRef / Failed message)
+   * already written guards it.
+   */
+  private readonly recordedBuilds = new Map<string, string>();
 
   constructor(private readonly ctx: ReconcileContext) {}
 
@@ -52,6 +60,7 @@ export class FunctionReconciler {
     const fn = ctx.caches.functions.get(name, namespace);
     if (!fn) {
       this.applied.delete(key);
+      this.recordedBuilds.delete(key);
       return;
     }
     if (fn.metadata?.deletionTimestamp) return this.finalize(fn);
@@ -133,6 +142,7 @@ export class FunctionReconciler {
       const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key }));
       if (created === 'created') {
         ctx.metrics.builds.inc({ outcome: 'started' });
+        this.recordBuild(fn, jobName, { outcome: 'started', startedAt: ctx.now().toISOString() });
         record(ctx, fn, 'Normal', 'BuildStarted', `building ${buildDestination(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key })} in Job ${buildNs}/${jobName}`);
       }
       return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
@@ -150,23 +160,38 @@ export class FunctionReconciler {
         ctx.metrics.builds.inc({ outcome: 'succeeded' });
         observeBuild(ctx, namespace, name, job, 'succeeded');
         record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${imageRef}`);
+        // Only reached while status.imageRef lacks this build's tag, i.e. before the status says so.
+        this.recordBuild(fn, jobName, { outcome: 'succeeded', imageRef, ...jobTimes(job, ctx.now()) });
         return { kind: 'built', imageRef, finishedAt };
       }
-      return this.failed(fn, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
+      return this.failed(fn, job, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
     }
     const tail = await podOutput(ctx.kube, pod, 'kaniko', LOG_TAIL_BYTES);
     if (fn.status?.phase !== 'Failed') observeBuild(ctx, namespace, name, job, 'failed');
-    return this.failed(fn, `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)})${tail ? `:\n${tail}` : ''}`);
+    return this.failed(fn, job, `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)})${tail ? `:\n${tail}` : ''}`);
   }
 
-  private failed(fn: FunctionResource, message: string): { kind: 'waiting'; result: StepResult } {
+  private failed(fn: FunctionResource, job: V1Job, message: string): { kind: 'waiting'; result: StepResult } {
     const ctx = this.ctx;
+    // The transition into Failed with this message: the status does not say so yet.
     if (fn.status?.phase !== 'Failed' || fn.status.message !== message) {
       ctx.metrics.builds.inc({ outcome: 'failed' });
       record(ctx, fn, 'Warning', 'BuildFailed', message);
+      this.recordBuild(fn, job.metadata?.name ?? '', { outcome: 'failed', message, ...jobTimes(job, ctx.now()) });
     }
     // Stalled: the same build key would fail the same way; a code change (new key) or deleting the Job retries.
     return { kind: 'waiting', result: { outcome: { kind: 'stalled', reason: 'BuildFailed', message }, status: { phase: 'Failed', message } } };
+  }
+
+  /** One BuildLog record per build Job and outcome (see recordedBuilds). */
+  private recordBuild(fn: FunctionResource, jobName: string, entry: Omit<BuildRecord, 'namespace' | 'function' | 'codeHash'>): void {
+    const log = this.ctx.buildLog;
+    if (!log) return;
+    const key = `${fn.metadata?.namespace ?? ''}/${fn.metadata?.name ?? ''}`;
+    const mark = `${jobName} ${entry.outcome}`;
+    if (this.recordedBuilds.get(key) === mark) return;
+    this.recordedBuilds.set(key, mark);
+    log.record({ namespace: fn.metadata?.namespace ?? '', function: fn.metadata?.name ?? '', codeHash: fn.spec?.codeHash ?? '', ...entry });
   }
 
   private async contextExists(s3Key: string): Promise<boolean> {
@@ -225,13 +250,27 @@ function building(fn: FunctionResource, jobName: string, buildNs: string, url: s
   return { outcome: { kind: 'progressing', reason: 'Building', message }, status: { phase: 'Building', message, url } };
 }
 
-/** Build time as the Job saw it (start to completion, or to its last condition when it failed). */
-function observeBuild(ctx: ReconcileContext, namespace: string, name: string, job: V1Job, outcome: 'succeeded' | 'failed'): void {
+/** When a build Job started and ended as the Job saw it (completion, or its last condition when it failed). */
+function jobSpan(job: V1Job): { start: Date; end: Date } | undefined {
   const start = job.status?.startTime ?? job.metadata?.creationTimestamp;
   const end = job.status?.completionTime ?? (job.status?.conditions ?? []).map((c) => c.lastTransitionTime).filter(Boolean).pop();
-  if (!start || !end) return;
-  const seconds = (new Date(end).getTime() - new Date(start).getTime()) / 1000;
+  if (!start || !end) return undefined;
+  return { start: new Date(start), end: new Date(end) };
+}
+
+/** Build time as the Job saw it. */
+function observeBuild(ctx: ReconcileContext, namespace: string, name: string, job: V1Job, outcome: 'succeeded' | 'failed'): void {
+  const span = jobSpan(job);
+  if (!span) return;
+  const seconds = (span.end.getTime() - span.start.getTime()) / 1000;
   if (seconds >= 0) ctx.metrics.buildDuration.observe({ namespace, function: name, outcome }, seconds);
+}
+
+/** The times of a finished build for its BuildLog record (now when the Job does not tell). */
+function jobTimes(job: V1Job, now: Date): Pick<BuildRecord, 'startedAt' | 'finishedAt' | 'durationMs'> {
+  const span = jobSpan(job);
+  if (!span) return { startedAt: toIso(job.metadata?.creationTimestamp) ?? now.toISOString(), finishedAt: now.toISOString() };
+  return { startedAt: span.start.toISOString(), finishedAt: span.end.toISOString(), durationMs: Math.max(0, span.end.getTime() - span.start.getTime()) };
 }
 
 function toIso(t: Date | string | undefined): string | undefined {
