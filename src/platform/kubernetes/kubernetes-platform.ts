@@ -46,6 +46,7 @@ import { serviceBaseUrl } from './objects/function-workload.ts';
 import { ANNOTATIONS, API_VERSION, GROUP, LABELS } from './objects/meta.ts';
 import { httpTriggerName } from './objects/repository-objects.ts';
 import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
+import { FUNCTION_INPUT_DEFAULTS, functionSettingsOf } from '../records.ts';
 import { readContextCode } from './read-context.ts';
 import { CRD_DEFAULTS, functionRecord, httpEnabledFrom, jobRecord, repositoryOf, repositoryRecord, triggerRecord } from './records.ts';
 import { VERSION } from './runtime/kube-client.ts';
@@ -280,7 +281,7 @@ export class KubernetesPlatform implements Platform {
       spec: functionSpec(input),
     };
     const fn = await this.create('Function', namespace, body, what);
-    const trigger = await this.upsertHttpTrigger(fn, input.httpEnabled ?? true);
+    const trigger = await this.upsertHttpTrigger(fn, input.httpEnabled ?? FUNCTION_INPUT_DEFAULTS.httpEnabled);
     this.endpoints.invalidate(namespace, input.name);
     return this.record(fn, [trigger]);
   }
@@ -332,7 +333,7 @@ export class KubernetesPlatform implements Platform {
           name,
           body: { ...fn, spec },
         })) as FunctionResource;
-        const trigger = await this.upsertHttpTrigger(replaced, input.httpEnabled ?? true);
+        const trigger = await this.upsertHttpTrigger(replaced, input.httpEnabled ?? FUNCTION_INPUT_DEFAULTS.httpEnabled);
         this.endpoints.invalidate(namespace, name);
         return this.record(replaced, [trigger]);
       } catch (err) {
@@ -612,13 +613,14 @@ export class KubernetesPlatform implements Platform {
 }
 
 function functionSpec(input: FunctionInput): NonNullable<FunctionResource['spec']> {
+  const s = functionSettingsOf(input);
   return {
-    runtime: input.runtime,
-    entrypoint: input.entrypoint ?? CRD_DEFAULTS.entrypoint,
-    memoryMB: input.memoryMb ?? CRD_DEFAULTS.memoryMB,
-    timeoutSec: input.timeoutSec ?? CRD_DEFAULTS.timeoutSec,
-    env: { ...(input.env ?? {}) },
-    envFromSecrets: [...(input.envFromSecrets ?? [])],
+    runtime: s.runtime,
+    entrypoint: s.entrypoint,
+    memoryMB: s.memoryMb,
+    timeoutSec: s.timeoutSec,
+    env: { ...s.env },
+    envFromSecrets: [...s.envFromSecrets],
   };
 }
 
