@@ -33,10 +33,15 @@ STAGING=(
 
 minutes_since() { echo "$(( ($(date +%s) - $1 + 30) / 60 ))"; }
 
+# The control plane, and what a real node needs (kubelet, kube-proxy, kube-scheduler) plus kubectl:
+# one `go build` so the shared packages compile once.
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+
 build_kube() {
-  local apiserver="$BIN/kube-apiserver-$KUBE_VERSION" kcm="$BIN/kube-controller-manager-$KUBE_VERSION"
-  if [ -x "$apiserver" ] && [ -x "$kcm" ]; then
-    echo "kube $KUBE_VERSION: cached ($apiserver)"
+  local missing=0 c
+  for c in "${KUBE_COMMANDS[@]}"; do [ -x "$BIN/$c-$KUBE_VERSION" ] || missing=1; done
+  if [ "$missing" = 0 ]; then
+    echo "kube $KUBE_VERSION: cached (${KUBE_COMMANDS[*]} in $BIN)"
     return
   fi
   local t0; t0=$(date +%s)
@@ -54,16 +59,16 @@ build_kube() {
     for m in "${STAGING[@]}"; do echo "	k8s.io/$m => k8s.io/$m v0.$minor"; done
     echo ")"
   } > "$dir/go.mod"
-  echo "kube $KUBE_VERSION: building kube-apiserver and kube-controller-manager in $dir ..."
+  echo "kube $KUBE_VERSION: building ${KUBE_COMMANDS[*]} in $dir ..."
   # One `go build` for both commands so the shared packages are compiled once and in parallel.
   # The -X flags make /version report the real release instead of v0.0.0-master.
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$KUBE_VERSION"
   ldflags+=" -X k8s.io/component-base/version.gitMajor=${KUBE_VERSION%%.*} -X k8s.io/component-base/version.gitMinor=${minor%%.*}"
   ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
-  (cd "$dir" && go build -trimpath -ldflags="$ldflags" -o "$dir/out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager)
-  mv "$dir/out/kube-apiserver" "$apiserver"
-  mv "$dir/out/kube-controller-manager" "$kcm"
+  local pkgs=()
+  for c in "${KUBE_COMMANDS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  (cd "$dir" && go build -trimpath -ldflags="$ldflags" -o "$dir/out/" "${pkgs[@]}")
+  for c in "${KUBE_COMMANDS[@]}"; do mv "$dir/out/$c" "$BIN/$c-$KUBE_VERSION"; done
   echo "kube $KUBE_VERSION: built in $(minutes_since "$t0") min"
 }
 
