@@ -3,13 +3,13 @@
 // Auth (a bearer JWT) is registered here only, never on /fn, /hooks or health.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import multipart from '@fastify/multipart';
-import { AuthError, bearerToken, createTokenVerifier, type AuthOptions, type Caller } from '../auth/token-verifier.ts';
+import { bearerToken, type Caller } from '../auth/token-verifier.ts';
 import type { Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog } from '../store/types.ts';
 import * as map from './api-mappers.ts';
 import * as s from './api-schemas.ts';
-import { isDnsLabel } from './dns-label.ts';
 import { HttpError } from './errors.ts';
+import type { NamespaceAccess } from './namespace-access.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
 import { readZip, ZipError, type ZipLimits } from './read-zip.ts';
 import { writeZip } from './write-zip.ts';
@@ -18,7 +18,8 @@ export interface ApiPluginOptions {
   readonly platform: Platform;
   readonly invocationLog: InvocationLog;
   readonly buildLog: BuildLog;
-  readonly auth: AuthOptions;
+  /** The token and namespace rule, shared with the console. */
+  readonly access: NamespaceAccess;
   readonly zipLimits: ZipLimits;
 }
 
@@ -41,24 +42,12 @@ const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed', 'applicati
 
 export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): Promise<void> {
   const { platform } = opts;
-  const verify = createTokenVerifier(opts.auth);
   app.decorateRequest('caller', null);
 
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public === true) return;
     const ns = (request.params as Partial<Params>).ns ?? '';
-    let caller: Caller;
-    try {
-      caller = await verify(bearerToken(request.headers.authorization));
-    } catch (err) {
-      if (err instanceof AuthError) throw new HttpError('unauthorized', err.message, { cause: err });
-      throw err;
-    }
-    if (!isDnsLabel(ns)) throw new HttpError('invalid_name', `"${ns}" is not a namespace name (a DNS label)`);
-    if (caller.namespace !== ns && !caller.admin) {
-      throw new HttpError('forbidden', `this token owns namespace ${caller.namespace}, not ${ns}`);
-    }
-    request.caller = caller;
+    request.caller = await opts.access.authorize(() => bearerToken(request.headers.authorization), ns);
   });
 
   const fnRoot = '/namespaces/:ns/functions/:name';

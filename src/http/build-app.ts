@@ -14,6 +14,7 @@ import { apiPlugin } from './api-plugin.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { healthPlugin } from './health-plugin.ts';
 import { hooksPlugin } from './hooks-plugin.ts';
+import { createNamespaceAccess } from './namespace-access.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
 import { isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
@@ -137,12 +138,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     void proxyRequest(req, res, proxyContext);
   };
   await app.register(hooksPlugin, { platform: deps.platform, metrics, maxBodyBytes: limits.webhookBodyBytes });
+  // One token verifier for /v1 and the console: the same rule, and a JWKS fetched once.
+  const access = createNamespaceAccess(deps.auth);
   await app.register(apiPlugin, {
     prefix: '/v1',
     platform: deps.platform,
     invocationLog: deps.invocationLog,
     buildLog: deps.buildLog,
-    auth: deps.auth,
+    access,
     zipLimits: limits.zip,
   });
   return app;
