@@ -9,6 +9,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createGzip } from 'node:zlib';
 import { pack as createPack, type Header, type Pack } from 'tar-stream';
+import { linkLayoutProblems } from '../source/link-layout.ts';
 import type { FileMode } from '../source/types.ts';
 import { compareCodeUnits, isCleanRelativePath } from './relative-paths.ts';
 
@@ -84,9 +85,14 @@ async function collectEntries(
     byPath.set(entry.path, entry);
   };
   const prefix = codeDir === '' ? '' : `${checkPath(codeDir, 'codeDir')}/`;
+  const code: ContextFile[] = [];
   for await (const f of files) {
     add({ path: prefix + checkPath(f.path, 'function file'), mode: f.mode, content: f.content }, 'function file');
+    code.push(f);
   }
+  // The builder unpacks this tar: no entry may be written through a link or resolve out of the folder.
+  const links = linkLayoutProblems(code.map((f) => ({ path: f.path, mode: f.mode, target: f.mode === '120000' ? f.content.toString('utf8') : undefined })));
+  if (links.length > 0) throw new Error(`build context: ${links.map((p) => p.message).join('; ')}`);
   for (const x of extra) {
     const content = typeof x.content === 'string' ? Buffer.from(x.content) : x.content;
     add({ path: checkPath(x.path, 'extra file'), mode: x.mode ?? '100644', content }, 'generated file');

@@ -5,10 +5,10 @@
 // A zip whose files all sit under one top folder (what "compress this folder" makes) has that folder
 // stripped, so `zip -r f.zip hello/` and `cd hello && zip -r ../f.zip .` upload the same code.
 // `__MACOSX/` metadata is skipped. Unix modes come from the external attributes (made on Unix).
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { CodeFile } from '../platform/types.ts';
+import { linkLayoutProblems } from '../source/link-layout.ts';
 
 export interface ZipLimits {
   readonly compressedBytes: number;
@@ -69,13 +69,19 @@ export async function readZip(buffer: Buffer, limits: ZipLimits = DEFAULT_ZIP_LI
       const content = await readEntry(zip, entry, limits.uncompressedBytes - total, safe);
       total += content.length;
       const isLink = (unixMode & S_IFMT) === S_IFLNK;
-      if (isLink) checkLinkTarget(safe, content.toString('utf8'));
       files.push({ path: safe, mode: isLink ? '120000' : unixMode & 0o111 ? '100755' : '100644', content });
     }
   } finally {
     zip.close();
   }
-  return stripCommonTop(rejectDuplicates(files));
+  return checkLinks(stripCommonTop(rejectDuplicates(files)));
+}
+
+/** Links must resolve inside the folder, through each other too, and nothing may sit under one. */
+function checkLinks(files: CodeFile[]): CodeFile[] {
+  const problems = linkLayoutProblems(files.map((f) => ({ path: f.path, mode: f.mode, target: f.mode === '120000' ? f.content.toString('utf8') : undefined })));
+  if (problems.length > 0) throw new ZipError(problems.map((p) => p.message).join('; '));
+  return files;
 }
 
 function entries(zip: yauzl.ZipFile): AsyncIterable<yauzl.Entry> {
@@ -135,16 +141,6 @@ export function safePath(name: string): string {
   if (parts.length === 0) throw new ZipError(`the zip has an entry with an empty name`);
   if (parts.includes('.git')) throw new ZipError(`the zip entry "${name}" is inside .git; leave git metadata out`);
   return parts.join('/');
-}
-
-function checkLinkTarget(linkPath: string, target: string): void {
-  if (target.startsWith('/') || target.includes('\0')) {
-    throw new ZipError(`the symlink "${linkPath}" points to the absolute path "${target}"; links must stay inside the folder`);
-  }
-  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target));
-  if (resolved === '..' || resolved.startsWith('../')) {
-    throw new ZipError(`the symlink "${linkPath}" points outside the folder ("${target}")`);
-  }
 }
 
 function rejectDuplicates(files: CodeFile[]): CodeFile[] {

@@ -9,6 +9,7 @@ import type { HashEntry } from './code-hash.ts';
 import type { SourceTree, TreeEntry } from './source-tree.ts';
 import { joinPath } from './source-tree.ts';
 import type { FileMode } from './types.ts';
+import { linkLayoutProblems } from './link-layout.ts';
 import { lineOfKey } from './yaml-lines.ts';
 
 export interface FunctionFile extends HashEntry {
@@ -67,6 +68,7 @@ interface WalkRoot {
 
 export async function listFunctionFiles(tree: SourceTree, input: FunctionFilesInput): Promise<FunctionFileList> {
   const files = new Map<string, FunctionFile>();
+  const linkTargets = new Map<string, string>();
   const problems: ManifestProblem[] = [];
   const manifestFile = joinPath(input.dir, MANIFEST_FILE);
   const insideFunction = (p: string): boolean => input.dir === '' || p === input.dir || p.startsWith(`${input.dir}/`);
@@ -99,6 +101,7 @@ export async function listFunctionFiles(tree: SourceTree, input: FunctionFilesIn
             });
             return;
           }
+          linkTargets.set(repoPath, target);
         }
         files.set(repoPath, { hashPath: root.hashPathOf(childRel), repoPath, mode: e.mode, oid: e.oid });
       }),
@@ -151,7 +154,19 @@ export async function listFunctionFiles(tree: SourceTree, input: FunctionFilesIn
     }),
   );
 
+  // Each link above stays inside on its own; together (a link through a link, an include written
+  // through an own link) they must too, where the build writes them.
+  const byPlace = new Map([...files.values()].map((f) => [placeOfHashPath(f.hashPath), f]));
+  const layout = linkLayoutProblems(
+    [...byPlace].map(([place, f]) => ({ path: place, mode: f.mode, target: linkTargets.get(f.repoPath) })),
+  );
+  for (const p of layout) problems.push({ file: byPlace.get(p.path)?.repoPath ?? p.path, line: 0, key: '', message: p.message });
   return { files: [...files.values()], problems };
+}
+
+/** Where a file lands in the function's build folder: included files at their repository path. */
+export function placeOfHashPath(hashPath: string): string {
+  return hashPath.startsWith('/') ? hashPath.slice(1) : hashPath;
 }
 
 async function resolveInclude(tree: SourceTree, repoPath: string): Promise<{ entry: TreeEntry } | { error: string }> {

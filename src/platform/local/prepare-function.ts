@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { linkLayoutProblems, type LayoutEntry } from '../../source/link-layout.ts';
 import type { CodeFile } from '../types.ts';
 import type { ChildGroup, CommandSpec } from './child-group.ts';
 import type { Logger } from './logger.ts';
@@ -45,6 +46,42 @@ export function placeOf(filePath: string): string {
     throw new Error(`refusing to write "${filePath}": not a plain relative path`);
   }
   return parts.join(path.sep);
+}
+
+/**
+ * Writes the files under `root` (fresh and empty) so that writing never follows a link: regular
+ * files first, each created exclusively (O_EXCL: never through a link at its own name) while no link
+ * exists yet; then, once every path is known and the layout is checked (nothing under a link, every
+ * link resolving inside `root`, through the others too), the links. Returns the posix paths written.
+ */
+export async function writeCode(root: string, files: AsyncIterable<CodeFile> | Iterable<CodeFile>): Promise<string[]> {
+  const written: string[] = [];
+  const layout: LayoutEntry[] = [];
+  const links: { abs: string; target: string }[] = [];
+  await mkdir(root, { recursive: true });
+  for await (const f of files) {
+    const rel = placeOf(f.path);
+    const posix = rel.split(path.sep).join('/');
+    const abs = path.join(root, rel);
+    if (f.mode === '120000') {
+      const target = f.content.toString('utf8');
+      layout.push({ path: posix, mode: f.mode, target });
+      links.push({ abs, target });
+    } else {
+      layout.push({ path: posix, mode: f.mode });
+      await mkdir(path.dirname(abs), { recursive: true });
+      await writeFile(abs, f.content, { flag: 'wx', mode: f.mode === '100755' ? 0o755 : 0o644 });
+      if (f.mode === '100755') await chmod(abs, 0o755);
+    }
+    written.push(posix);
+  }
+  const problems = linkLayoutProblems(layout);
+  if (problems.length > 0) throw new Error(`refusing to write the code: ${problems.map((p) => p.message).join('; ')}`);
+  for (const l of links) {
+    await mkdir(path.dirname(l.abs), { recursive: true });
+    await symlink(l.target, l.abs);
+  }
+  return written;
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -91,19 +128,7 @@ export class FunctionPreparer {
     const sourceDir = path.join(tmp, 'source');
     const appDir = path.join(tmp, 'app');
     try {
-      const written: string[] = [];
-      await mkdir(sourceDir, { recursive: true });
-      for await (const f of req.files()) {
-        const rel = placeOf(f.path);
-        const target = path.join(sourceDir, rel);
-        await mkdir(path.dirname(target), { recursive: true });
-        if (f.mode === '120000') await symlink(f.content.toString('utf8'), target);
-        else {
-          await writeFile(target, f.content);
-          if (f.mode === '100755') await chmod(target, 0o755);
-        }
-        written.push(rel.split(path.sep).join('/'));
-      }
+      const written = await writeCode(sourceDir, req.files());
       await cp(sourceDir, appDir, { recursive: true, verbatimSymlinks: true });
       for (const step of req.installSteps(appDir, written)) {
         const shown = [step.command, ...step.args].map((a) => (a.startsWith(tmp) ? path.relative(appDir, a) || '.' : a)).join(' ');
