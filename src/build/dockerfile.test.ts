@@ -20,46 +20,63 @@ describe('generateDockerfile', () => {
     want: string[];
   }> = [
     {
-      name: 'python without requirements.txt: copy the code, set the entrypoint, drop to the function user',
+      name: 'python without requirements.txt: copy the code, set the entrypoint, run as the function user',
       fn: { runtime: 'python3.11', entrypoint: 'handler.handle' },
       opts: {},
       want: [
         HEADER,
         'FROM registry.local/sless-runtime-python3.11:1',
-        'USER root',
-        'COPY function/ /app/function/',
         'WORKDIR /app/function',
+        'COPY function/ /app/function/',
         'ENV SLESS_ENTRYPOINT=handler.handle',
         'USER 10001',
       ],
     },
     {
-      name: 'python with requirements.txt: pip installs into /app/python-deps (on PYTHONPATH in the base image)',
+      name: 'python with requirements.txt: only requirements.txt before pip (as the function user) into /app/python-deps, then the code',
       fn: { runtime: 'python3.12', entrypoint: 'app.main' },
       opts: { baseImage: 'r/sless-runtime-python3.12:1', hasRequirementsTxt: true, hasPackageJson: true },
       want: [
         HEADER,
         'FROM r/sless-runtime-python3.12:1',
-        'USER root',
-        'COPY function/ /app/function/',
         'WORKDIR /app/function',
+        'COPY function/requirements.txt /app/function/',
+        'USER 10001',
         'RUN ["python","-m","pip","install","--no-cache-dir","--disable-pip-version-check","--no-input","--target","/app/python-deps","-r","requirements.txt"]',
+        'COPY function/ /app/function/',
         'ENV SLESS_ENTRYPOINT=app.main',
         'USER 10001',
       ],
     },
     {
-      name: 'node with package.json and a lockfile: npm ci without devDependencies',
+      name: 'node with package.json and a lockfile: both files, npm ci without devDependencies as the function user, then the code',
       fn: { runtime: 'nodejs20', entrypoint: 'src/index.handler' },
       opts: { baseImage: 'r/sless-runtime-nodejs20:1', hasPackageJson: true, hasPackageLock: true },
       want: [
         HEADER,
         'FROM r/sless-runtime-nodejs20:1',
-        'USER root',
-        'COPY function/ /app/function/',
         'WORKDIR /app/function',
+        'COPY function/package.json function/package-lock.json /app/function/',
+        'USER 10001',
         'RUN ["npm","ci","--omit=dev","--no-audit","--no-fund"]',
+        'COPY function/ /app/function/',
         'ENV SLESS_ENTRYPOINT=src/index.handler',
+        'USER 10001',
+      ],
+    },
+    {
+      name: 'node with npm-shrinkwrap.json: that lockfile is the one copied',
+      fn: { runtime: 'nodejs22', entrypoint: 'handler.handle' },
+      opts: { baseImage: 'r/sless-runtime-nodejs22:1', hasPackageJson: true, hasPackageLock: true, packageLockFile: 'npm-shrinkwrap.json' },
+      want: [
+        HEADER,
+        'FROM r/sless-runtime-nodejs22:1',
+        'WORKDIR /app/function',
+        'COPY function/package.json function/npm-shrinkwrap.json /app/function/',
+        'USER 10001',
+        'RUN ["npm","ci","--omit=dev","--no-audit","--no-fund"]',
+        'COPY function/ /app/function/',
+        'ENV SLESS_ENTRYPOINT=handler.handle',
         'USER 10001',
       ],
     },
@@ -70,23 +87,48 @@ describe('generateDockerfile', () => {
       want: [
         HEADER,
         'FROM r/sless-runtime-nodejs22:1',
-        'USER root',
-        'COPY function/ /app/function/',
         'WORKDIR /app/function',
+        'COPY function/package.json /app/function/',
+        'USER 10001',
         'RUN ["npm","install","--omit=dev","--no-audit","--no-fund","--no-package-lock"]',
+        'COPY function/ /app/function/',
         'ENV SLESS_ENTRYPOINT=handler.handle',
         'USER 10001',
       ],
     },
     {
-      name: 'go: build in the toolchain image, run the static binary FROM scratch as user 10001',
+      name: 'go with go.mod and go.sum: modules downloaded in their own layer, built as user 10001, run FROM scratch',
       fn: { runtime: 'go1.23', entrypoint: 'ignored for go' },
-      opts: { baseImage: 'r/sless-runtime-go1.23:1', hasGoMod: true },
+      opts: { baseImage: 'r/sless-runtime-go1.23:1', hasGoMod: true, hasGoSum: true },
       want: [
         HEADER,
         'FROM r/sless-runtime-go1.23:1 AS build',
-        'COPY function/ /app/function/',
         'WORKDIR /app/function',
+        'COPY --chown=10001:10001 function/go.mod function/go.sum /app/function/',
+        'USER 10001',
+        'RUN ["go","mod","download"]',
+        'COPY function/ /app/function/',
+        'RUN ["sh","/opt/sless/go/build.sh","/app/function","/app/server"]',
+        'FROM scratch',
+        'COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
+        'COPY --from=build --chown=10001:10001 /tmp /tmp',
+        'COPY --from=build /app/server /app/server',
+        'ENV PORT=8080 SLESS_FUNCTION_DIR=/app/function',
+        'USER 10001',
+        'EXPOSE 8080',
+        'ENTRYPOINT ["/app/server"]',
+      ],
+    },
+    {
+      name: 'go without go.mod: no download layer, the build still runs as user 10001',
+      fn: { runtime: 'go1.23', entrypoint: 'ignored for go' },
+      opts: { baseImage: 'r/sless-runtime-go1.23:1' },
+      want: [
+        HEADER,
+        'FROM r/sless-runtime-go1.23:1 AS build',
+        'WORKDIR /app/function',
+        'COPY function/ /app/function/',
+        'USER 10001',
         'RUN ["sh","/opt/sless/go/build.sh","/app/function","/app/server"]',
         'FROM scratch',
         'COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
@@ -130,6 +172,16 @@ describe('generateDockerfile', () => {
       generateDockerfile(manifest, none),
       generateDockerfile({ runtime: 'python3.11', entrypoint: 'handler.handle' }, none),
     );
+  });
+
+  it('puts nothing that depends on the code or the entrypoint before the install step', () => {
+    const opts = { ...none, baseImage: 'r/sless-runtime-nodejs20:1', hasPackageJson: true, hasPackageLock: true };
+    const upToInstall = (entrypoint: string) => {
+      const lines = generateDockerfile({ runtime: 'nodejs20', entrypoint }, opts).split('\n');
+      return lines.slice(0, lines.findIndex((l) => l.startsWith('RUN')) + 1);
+    };
+    assert.deepEqual(upToInstall('a.handle'), upToInstall('b/c.other'));
+    assert.ok(!upToInstall('a.handle').some((l) => l === 'COPY function/ /app/function/' || l === 'USER root'));
   });
 
   it('refuses an entrypoint that could inject Dockerfile instructions', () => {

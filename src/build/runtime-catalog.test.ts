@@ -9,6 +9,7 @@ import {
   RUNTIME_CATALOG,
   baseImageOf,
   defaultRuntimesDir,
+  dependencyFilesOf,
   functionFilesOf,
   localRuntimePlan,
   type FunctionFiles,
@@ -19,18 +20,19 @@ const noFiles: FunctionFiles = {
   hasPackageJson: false,
   hasPackageLock: false,
   hasGoMod: false,
+  hasGoSum: false,
 };
 
 describe('baseImageOf', () => {
   it('puts the prefix, the runtime and its image tag together', () => {
     assert.equal(
       baseImageOf('python3.11', 'registry.example.com/sless'),
-      'registry.example.com/sless/sless-runtime-python3.11:1',
+      'registry.example.com/sless/sless-runtime-python3.11:2',
     );
-    assert.equal(baseImageOf('go1.23', 'localhost:5000/'), 'localhost:5000/sless-runtime-go1.23:1');
+    assert.equal(baseImageOf('go1.23', 'localhost:5000/'), 'localhost:5000/sless-runtime-go1.23:2');
   });
   it('gives a bare local image name for an empty prefix', () => {
-    assert.equal(baseImageOf('nodejs22', ''), 'sless-runtime-nodejs22:1');
+    assert.equal(baseImageOf('nodejs22', ''), 'sless-runtime-nodejs22:2');
   });
 });
 
@@ -43,13 +45,14 @@ describe('RUNTIME_CATALOG', () => {
     it(`${runtime}: runtimes/${runtime}/Dockerfile builds FROM the catalog's upstream image with the catalog's server`, async () => {
       const entry = RUNTIME_CATALOG[runtime];
       const dockerfile = await readFile(path.join(defaultRuntimesDir, runtime, 'Dockerfile'), 'utf8');
-      assert.match(dockerfile, new RegExp(`^FROM ${entry.upstreamImage.replace(/\./g, '\\.')}$`, 'm'));
+      // The upstream image is the default of the BASE_IMAGE build argument (the tests pass a local one).
+      assert.match(dockerfile, new RegExp(`^ARG BASE_IMAGE=${entry.upstreamImage.replace(/\./g, '\\.')}\nFROM \\$\\{BASE_IMAGE\\}`, 'm'));
       // Go copies the whole runtimes/go folder (the runtime module and build.sh) to where builds expect it.
       const copy =
         entry.language === 'go' ? `COPY go/ ${IMAGE_PATHS.runtimesDir}/go/` : `COPY ${entry.server} `;
       assert.ok(dockerfile.includes(copy), `${runtime}/Dockerfile has "${copy}"`);
       if (entry.language === 'python') assert.ok(dockerfile.includes(`PYTHONPATH=${IMAGE_PATHS.pythonDeps}`));
-      if (entry.language !== 'go') assert.match(dockerfile, /^USER 10001$/m);
+      assert.match(dockerfile, /^USER 10001$/m);
     });
   }
 });
@@ -63,9 +66,22 @@ describe('functionFilesOf', () => {
   });
   it('counts npm-shrinkwrap.json as a lockfile like package-lock.json', () => {
     const lock = { ...noFiles, hasPackageJson: true, hasPackageLock: true };
-    assert.deepEqual(functionFilesOf(['package.json', 'package-lock.json']), lock);
-    assert.deepEqual(functionFilesOf(['package.json', 'npm-shrinkwrap.json']), lock);
+    assert.deepEqual(functionFilesOf(['package.json', 'package-lock.json']), { ...lock, packageLockFile: 'package-lock.json' });
+    assert.deepEqual(functionFilesOf(['package.json', 'npm-shrinkwrap.json']), { ...lock, packageLockFile: 'npm-shrinkwrap.json' });
     assert.deepEqual(functionFilesOf(['go.mod', 'handler.go']), { ...noFiles, hasGoMod: true });
+    assert.deepEqual(functionFilesOf(['go.mod', 'go.sum']), { ...noFiles, hasGoMod: true, hasGoSum: true });
+  });
+});
+
+describe('dependencyFilesOf', () => {
+  it('names the files that decide each language\'s dependencies, and only those the function has', () => {
+    const all = functionFilesOf(['requirements.txt', 'package.json', 'npm-shrinkwrap.json', 'go.mod', 'go.sum', 'handler.py']);
+    assert.deepEqual(dependencyFilesOf('python3.11', all), ['requirements.txt']);
+    assert.deepEqual(dependencyFilesOf('nodejs22', all), ['package.json', 'npm-shrinkwrap.json']);
+    assert.deepEqual(dependencyFilesOf('go1.23', all), ['go.mod', 'go.sum']);
+    assert.deepEqual(dependencyFilesOf('nodejs20', functionFilesOf(['package.json'])), ['package.json']);
+    assert.deepEqual(dependencyFilesOf('go1.23', functionFilesOf(['go.mod'])), ['go.mod']);
+    assert.deepEqual(dependencyFilesOf('python3.12', functionFilesOf(['handler.py'])), []);
   });
 });
 
@@ -169,11 +185,11 @@ async function baseImageSourcesDigest(runtime: Runtime): Promise<string> {
 // runtime. This table pins the sources each tag was made from: change a server, the Go runtime or a
 // base Dockerfile, and this test asks for a new imageTag (and the new digest here).
 const PINNED_SOURCES: Record<Runtime, { tag: string; digest: string }> = {
-  'python3.11': { tag: '1', digest: '3c95ce0495eb08e0' },
-  'python3.12': { tag: '1', digest: '27ef1ffaf7335e88' },
-  nodejs20: { tag: '1', digest: '32400a1bd80d54a2' },
-  nodejs22: { tag: '1', digest: '1cf90748a679a9df' },
-  'go1.23': { tag: '1', digest: '27787d752beaa394' },
+  'python3.11': { tag: '2', digest: 'b27305360b466dff' },
+  'python3.12': { tag: '2', digest: 'c5c0244fb420660b' },
+  nodejs20: { tag: '2', digest: 'd308234a40fb5354' },
+  nodejs22: { tag: '2', digest: '10489fd6d084383f' },
+  'go1.23': { tag: '2', digest: 'c7c9e0761a09c282' },
 };
 
 describe('base image tags', () => {

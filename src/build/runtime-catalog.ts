@@ -26,18 +26,18 @@ export const RUNTIME_CATALOG = {
   'python3.11': {
     language: 'python',
     upstreamImage: 'python:3.11-slim',
-    imageTag: '1',
+    imageTag: '2',
     server: 'python/server.py',
   },
   'python3.12': {
     language: 'python',
     upstreamImage: 'python:3.12-slim',
-    imageTag: '1',
+    imageTag: '2',
     server: 'python/server.py',
   },
-  nodejs20: { language: 'node', upstreamImage: 'node:20-slim', imageTag: '1', server: 'node/server.mjs' },
-  nodejs22: { language: 'node', upstreamImage: 'node:22-slim', imageTag: '1', server: 'node/server.mjs' },
-  'go1.23': { language: 'go', upstreamImage: 'golang:1.23-bookworm', imageTag: '1', server: 'go/runtime' },
+  nodejs20: { language: 'node', upstreamImage: 'node:20-slim', imageTag: '2', server: 'node/server.mjs' },
+  nodejs22: { language: 'node', upstreamImage: 'node:22-slim', imageTag: '2', server: 'node/server.mjs' },
+  'go1.23': { language: 'go', upstreamImage: 'golang:1.23-bookworm', imageTag: '2', server: 'go/runtime' },
 } as const satisfies Record<Runtime, RuntimeEntry>;
 
 /** Paths inside the images, as runtimes/<runtime>/Dockerfile lays them out. */
@@ -57,18 +57,41 @@ export interface FunctionFiles {
   readonly hasPackageJson: boolean;
   /** package-lock.json or npm-shrinkwrap.json. */
   readonly hasPackageLock: boolean;
+  /** Which of the two lockfiles it is (npm-shrinkwrap.json wins, as with npm); default package-lock.json. */
+  readonly packageLockFile?: 'package-lock.json' | 'npm-shrinkwrap.json';
   readonly hasGoMod: boolean;
+  readonly hasGoSum?: boolean;
 }
 
 /** The dependency files among a function's file paths (relative to its folder); only its root counts. */
 export function functionFilesOf(paths: Iterable<string>): FunctionFiles {
   const root = new Set(paths);
+  const shrinkwrap = root.has('npm-shrinkwrap.json');
   return {
     hasRequirementsTxt: root.has('requirements.txt'),
     hasPackageJson: root.has('package.json'),
-    hasPackageLock: root.has('package-lock.json') || root.has('npm-shrinkwrap.json'),
+    hasPackageLock: shrinkwrap || root.has('package-lock.json'),
+    ...(shrinkwrap ? { packageLockFile: 'npm-shrinkwrap.json' as const } : root.has('package-lock.json') ? { packageLockFile: 'package-lock.json' as const } : {}),
     hasGoMod: root.has('go.mod'),
+    hasGoSum: root.has('go.sum'),
   };
+}
+
+/**
+ * The files (at the function's root) that decide its dependencies: the image copies only these before
+ * it installs, so the install layer is rebuilt (or taken from the layer cache) only when they change.
+ */
+export function dependencyFilesOf(runtime: Runtime, files: FunctionFiles): string[] {
+  switch (languageOf(runtime)) {
+    case 'python':
+      return files.hasRequirementsTxt ? ['requirements.txt'] : [];
+    case 'node':
+      if (!files.hasPackageJson) return [];
+      return files.hasPackageLock ? ['package.json', files.packageLockFile ?? 'package-lock.json'] : ['package.json'];
+    case 'go':
+      if (!files.hasGoMod) return [];
+      return files.hasGoSum ? ['go.mod', 'go.sum'] : ['go.mod'];
+  }
 }
 
 /** `<prefix>/sless-runtime-<runtime>:<tag>`; an empty prefix gives a bare name (a local image). */
@@ -138,6 +161,14 @@ export function installCommands(runtime: Runtime, files: FunctionFiles, paths: I
     case 'go':
       return [];
   }
+}
+
+/**
+ * Go only, in the image: fetch the modules go.mod names into the module cache, in a layer of their own
+ * (`sless dev` skips it: the build fetches them, and the function folder on your machine stays untouched).
+ */
+export function goModDownloadCommand(functionDir: string): Command {
+  return { argv: ['go', 'mod', 'download'], cwd: functionDir };
 }
 
 /** Go only: compiles the function with the runtime into one binary (runtimes/go/build.sh). */
