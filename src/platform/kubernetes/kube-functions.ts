@@ -1,0 +1,150 @@
+// /v1 functions on Kubernetes: Function objects (spec from the input, code fields from the artifact
+// store) plus the http Trigger `<name>-http` an API function gets, which carries http_enabled.
+import { FUNCTION_INPUT_DEFAULTS, functionSettingsOf } from '../records.ts';
+import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord } from '../types.ts';
+import { apiStatusCode, toPlatformError } from './api-errors.ts';
+import type { FunctionCode } from './function-code.ts';
+import { API_VERSION, LABELS } from './objects/meta.ts';
+import { httpTriggerName } from './objects/repository-objects.ts';
+import type { FunctionResource, TriggerResource } from './objects/resources.ts';
+import { CRD_DEFAULTS, functionRecord, httpEnabledFrom } from './records.ts';
+import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
+
+export interface KubeFunctionsDeps {
+  readonly objects: SlessObjects;
+  readonly code: FunctionCode;
+  readonly publicBaseUrl?: string;
+  /** Called after every write that may change what /fn answers for the function. */
+  readonly invalidate: (namespace: string, name: string) => void;
+}
+
+export class KubeFunctions {
+  constructor(private readonly deps: KubeFunctionsDeps) {}
+
+  private get objects(): SlessObjects {
+    return this.deps.objects;
+  }
+
+  private async httpTriggers(namespace: string, fnName?: string): Promise<TriggerResource[]> {
+    const triggers = await this.objects.list<TriggerResource>('Trigger', namespace, fnName ? `${LABELS.function}=${fnName}` : undefined);
+    return triggers.filter((t) => t.spec?.type === 'http');
+  }
+
+  private record(fn: FunctionResource, triggers: readonly TriggerResource[]): FunctionRecord {
+    const name = fn.metadata?.name ?? '';
+    return functionRecord(fn, { httpEnabled: httpEnabledFrom(triggers, name), publicBaseUrl: this.deps.publicBaseUrl });
+  }
+
+  async list(namespace: string): Promise<FunctionRecord[]> {
+    const [functions, triggers] = await Promise.all([this.objects.list<FunctionResource>('Function', namespace), this.httpTriggers(namespace)]);
+    return functions.map((fn) => this.record(fn, triggers));
+  }
+
+  async get(namespace: string, name: string): Promise<FunctionRecord> {
+    const [fn, triggers] = await Promise.all([this.getFn(namespace, name), this.httpTriggers(namespace, name)]);
+    return this.record(fn, triggers);
+  }
+
+  private getFn(namespace: string, name: string): Promise<FunctionResource> {
+    return this.objects.get<FunctionResource>('Function', namespace, name, `function ${namespace}/${name}`);
+  }
+
+  async create(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
+    const what = `function ${namespace}/${input.name}`;
+    const body: FunctionResource = {
+      apiVersion: API_VERSION,
+      kind: 'Function',
+      metadata: { name: input.name, namespace, labels: { ...API_LABELS } },
+      spec: functionSpec(input),
+    };
+    const fn = await this.objects.create('Function', namespace, body, what);
+    const trigger = await this.upsertHttpTrigger(fn, input.httpEnabled ?? FUNCTION_INPUT_DEFAULTS.httpEnabled);
+    this.deps.invalidate(namespace, input.name);
+    return this.record(fn, [trigger]);
+  }
+
+  /** The http Trigger of an API function carries http_enabled (the Function kind has no such field). */
+  private async upsertHttpTrigger(fn: FunctionResource, enabled: boolean): Promise<TriggerResource> {
+    const namespace = fn.metadata?.namespace ?? '';
+    const fnName = fn.metadata?.name ?? '';
+    const name = httpTriggerName(fnName);
+    const what = `trigger ${namespace}/${name}`;
+    const existing = await this.objects.find<TriggerResource>('Trigger', namespace, name);
+    if (existing) {
+      const isEnabled = existing.spec?.enabled !== false;
+      if (isEnabled === enabled) return existing;
+      return this.objects.patch<TriggerResource>('Trigger', namespace, name, { spec: { enabled } }, what);
+    }
+    const body: TriggerResource = {
+      apiVersion: API_VERSION,
+      kind: 'Trigger',
+      metadata: { name, namespace, labels: { ...API_LABELS, [LABELS.function]: fnName }, ownerReferences: [ownedBy(fn)] },
+      spec: { type: 'http', functionRef: fnName, enabled },
+    };
+    return this.objects.create('Trigger', namespace, body, what);
+  }
+
+  async update(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
+    const what = `function ${namespace}/${name}`;
+    if (input.name !== name) throw new PlatformError('invalid', `the body names ${input.name} but the path names ${name}; a function cannot be renamed`);
+    // PUT semantics: the new spec replaces the old one (a merge patch would keep removed env keys), with
+    // the resourceVersion read, retried when someone else wrote in between.
+    for (let attempt = 1; ; attempt++) {
+      const fn = await this.getFn(namespace, name);
+      assertApiManaged(fn, what, 'change its function.yaml');
+      const old = fn.spec;
+      const spec: FunctionResource['spec'] = { ...functionSpec(input) };
+      if (old?.codeHash && old.s3Key) {
+        const rebuilt =
+          old.runtime !== spec.runtime || (old.entrypoint ?? CRD_DEFAULTS.entrypoint) !== spec.entrypoint
+            ? await this.deps.code.save(namespace, name, spec, await this.deps.code.read(fn))
+            : { codeHash: old.codeHash, s3Bucket: old.s3Bucket ?? this.deps.code.bucket, s3Key: old.s3Key };
+        Object.assign(spec, rebuilt);
+      }
+      try {
+        const replaced = await this.objects.replaceRaw<FunctionResource>('Function', namespace, name, { ...fn, spec });
+        const trigger = await this.upsertHttpTrigger(replaced, input.httpEnabled ?? FUNCTION_INPUT_DEFAULTS.httpEnabled);
+        this.deps.invalidate(namespace, name);
+        return this.record(replaced, [trigger]);
+      } catch (err) {
+        if (apiStatusCode(err) === 409 && attempt < 3) continue;
+        throw toPlatformError(err, what);
+      }
+    }
+  }
+
+  async delete(namespace: string, name: string): Promise<void> {
+    const what = `function ${namespace}/${name}`;
+    const fn = await this.getFn(namespace, name);
+    assertApiManaged(fn, what, 'remove its folder');
+    // Its Triggers, FunctionJobs, Deployment and Service go with it (owner references).
+    await this.objects.remove('Function', namespace, name, what);
+    this.deps.invalidate(namespace, name);
+  }
+
+  async uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
+    const what = `function ${namespace}/${name}`;
+    const fn = await this.getFn(namespace, name);
+    assertApiManaged(fn, what, 'push the code');
+    if (!fn.spec) throw new PlatformError('invalid', `${what} has no spec; recreate it`);
+    const code = await this.deps.code.save(namespace, name, fn.spec, files);
+    const patched = await this.objects.patch<FunctionResource>('Function', namespace, name, { spec: code }, what);
+    return this.record(patched, await this.httpTriggers(namespace, name));
+  }
+
+  async getSource(namespace: string, name: string): Promise<CodeFile[]> {
+    return this.deps.code.read(await this.getFn(namespace, name));
+  }
+}
+
+function functionSpec(input: FunctionInput): NonNullable<FunctionResource['spec']> {
+  const s = functionSettingsOf(input);
+  return {
+    runtime: s.runtime,
+    entrypoint: s.entrypoint,
+    memoryMB: s.memoryMb,
+    timeoutSec: s.timeoutSec,
+    env: { ...s.env },
+    envFromSecrets: [...s.envFromSecrets],
+  };
+}

@@ -1,0 +1,137 @@
+// /v1 repositories on Kubernetes: FunctionRepository objects and the Secret with their git credentials
+// and webhook secret (owned by the repository, removed with it); syncs are asked for by annotation.
+import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { PlatformError, type RepositoryInput, type RepositoryRecord, type WebhookTarget } from '../types.ts';
+import { apiStatusCode, toPlatformError } from './api-errors.ts';
+import { ANNOTATIONS, API_VERSION } from './objects/meta.ts';
+import type { RepositoryResource } from './objects/resources.ts';
+import { CRD_DEFAULTS, repositoryRecord } from './records.ts';
+import { API_LABELS, mergePatch, namespaceMissing, ownedBy, type SlessObjects } from './sless-objects.ts';
+
+/** The Secret that holds a repository's git credentials and webhook secret. */
+export function credentialsSecretName(repository: string): string {
+  return `${repository}-credentials`;
+}
+
+export class KubeRepositories {
+  private readonly core: CoreV1Api;
+
+  constructor(
+    private readonly objects: SlessObjects,
+    kubeConfig: KubeConfig,
+    private readonly now: () => Date,
+  ) {
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  async list(namespace: string): Promise<RepositoryRecord[]> {
+    return (await this.objects.list<RepositoryResource>('FunctionRepository', namespace)).map(repositoryRecord);
+  }
+
+  async get(namespace: string, name: string): Promise<RepositoryRecord> {
+    return repositoryRecord(await this.objects.get<RepositoryResource>('FunctionRepository', namespace, name, `repository ${namespace}/${name}`));
+  }
+
+  async create(namespace: string, input: RepositoryInput): Promise<RepositoryRecord> {
+    const what = `repository ${namespace}/${input.name}`;
+    if (await this.objects.find('FunctionRepository', namespace, input.name)) throw new PlatformError('already_exists', `${what} already exists`);
+    const secretData = secretDataOf(input);
+    const secretName = credentialsSecretName(input.name);
+    // The Secret first, so the first sync already finds the credentials; owned by the repository
+    // afterwards, so it goes when the repository goes.
+    if (secretData) await this.writeSecret(namespace, secretName, secretData);
+    const body: RepositoryResource = {
+      apiVersion: API_VERSION,
+      kind: 'FunctionRepository',
+      metadata: { name: input.name, namespace, labels: { ...API_LABELS } },
+      spec: {
+        url: input.url,
+        branch: input.branch ?? CRD_DEFAULTS.branch,
+        ...(input.path ? { path: input.path } : {}),
+        interval: input.interval ?? CRD_DEFAULTS.interval,
+        suspend: input.suspend ?? false,
+        prune: input.prune ?? true,
+        ...(secretData ? { secretRef: { name: secretName } } : {}),
+      },
+    };
+    const repo = await this.objects.create('FunctionRepository', namespace, body, what);
+    if (secretData) {
+      try {
+        await this.core.patchNamespacedSecret({ name: secretName, namespace, body: { metadata: { ownerReferences: [ownedBy(repo)] } } }, mergePatch);
+      } catch (err) {
+        throw toPlatformError(err, `Secret ${namespace}/${secretName}`);
+      }
+    }
+    return repositoryRecord(repo);
+  }
+
+  private async writeSecret(namespace: string, name: string, data: Record<string, string>): Promise<void> {
+    const body: V1Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace, labels: { ...API_LABELS } },
+      type: 'Opaque',
+      stringData: data,
+    };
+    try {
+      await this.core.createNamespacedSecret({ namespace, body });
+    } catch (err) {
+      if (apiStatusCode(err) === 404) throw namespaceMissing(namespace, err);
+      if (apiStatusCode(err) !== 409) throw toPlatformError(err, `Secret ${namespace}/${name}`);
+      // Left over from an earlier repository of that name (checked absent above): replace it.
+      try {
+        await this.core.replaceNamespacedSecret({ name, namespace, body });
+      } catch (replaceErr) {
+        throw toPlatformError(replaceErr, `Secret ${namespace}/${name}`);
+      }
+    }
+  }
+
+  async delete(namespace: string, name: string): Promise<void> {
+    const what = `repository ${namespace}/${name}`;
+    const repo = await this.objects.get<RepositoryResource>('FunctionRepository', namespace, name, what);
+    await this.objects.remove('FunctionRepository', namespace, name, what);
+    // The garbage collector would remove it too; doing it now means the credentials do not outlive the repository.
+    const secretName = repo.spec?.secretRef?.name;
+    if (secretName === credentialsSecretName(name)) {
+      try {
+        await this.core.deleteNamespacedSecret({ name: secretName, namespace });
+      } catch (err) {
+        if (apiStatusCode(err) !== 404) throw toPlatformError(err, `Secret ${namespace}/${secretName}`);
+      }
+    }
+  }
+
+  async requestSync(namespace: string, name: string): Promise<void> {
+    // The annotation's new value is the request; a request already pending is simply superseded.
+    const at = this.now().toISOString();
+    await this.objects.patch('FunctionRepository', namespace, name, { metadata: { annotations: { [ANNOTATIONS.requestedAt]: at } } }, `repository ${namespace}/${name}`);
+  }
+
+  async webhookTarget(namespace: string, name: string): Promise<WebhookTarget | undefined> {
+    const repo = await this.objects.find<RepositoryResource>('FunctionRepository', namespace, name);
+    if (!repo) return undefined;
+    const branch = repo.spec?.branch ?? CRD_DEFAULTS.branch;
+    const secretName = repo.spec?.secretRef?.name;
+    if (!secretName) return { branch };
+    try {
+      const secret = await this.core.readNamespacedSecret({ name: secretName, namespace });
+      const encoded = secret.data?.webhookSecret;
+      const secretValue = encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
+      return secretValue ? { branch, secret: secretValue } : { branch };
+    } catch (err) {
+      if (apiStatusCode(err) === 404) return { branch };
+      throw toPlatformError(err, `Secret ${namespace}/${secretName}`);
+    }
+  }
+}
+
+function secretDataOf(input: RepositoryInput): Record<string, string> | undefined {
+  const data: Record<string, string> = {};
+  const c = input.credentials;
+  if (c?.token) data.token = c.token;
+  if (c?.username !== undefined) data.username = c.username;
+  if (c?.password !== undefined) data.password = c.password;
+  if (input.webhookSecret) data.webhookSecret = input.webhookSecret;
+  return Object.keys(data).length > 0 ? data : undefined;
+}

@@ -1,0 +1,108 @@
+// /v1 triggers and jobs on Kubernetes: Trigger and FunctionJob objects owned by their Function (so they
+// go with it), refused for objects a FunctionRepository generates.
+import { checkCron, checkTimezone } from '../../manifest/check-cron.ts';
+import { PlatformError, type JobInput, type JobRecord, type TriggerInput, type TriggerRecord } from '../types.ts';
+import { API_VERSION, LABELS } from './objects/meta.ts';
+import type { FunctionJobResource, FunctionResource, TriggerResource } from './objects/resources.ts';
+import { jobRecord, triggerRecord } from './records.ts';
+import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
+
+export interface KubeTriggersAndJobsDeps {
+  readonly objects: SlessObjects;
+  /** Called after every write that may change what /fn answers for the function. */
+  readonly invalidate: (namespace: string, name: string) => void;
+}
+
+export class KubeTriggersAndJobs {
+  constructor(private readonly deps: KubeTriggersAndJobsDeps) {}
+
+  private get objects(): SlessObjects {
+    return this.deps.objects;
+  }
+
+  async listTriggers(namespace: string): Promise<TriggerRecord[]> {
+    return (await this.objects.list<TriggerResource>('Trigger', namespace)).map(triggerRecord);
+  }
+
+  async getTrigger(namespace: string, name: string): Promise<TriggerRecord> {
+    return triggerRecord(await this.objects.get<TriggerResource>('Trigger', namespace, name, `trigger ${namespace}/${name}`));
+  }
+
+  async createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
+    const what = `trigger ${namespace}/${input.name}`;
+    if (input.type === 'cron') {
+      if (!input.schedule) throw new PlatformError('invalid', `cron ${what} needs a schedule, e.g. "0 3 * * *"`);
+      const problem = checkCron(input.schedule) ?? (input.timezone ? checkTimezone(input.timezone) : undefined);
+      if (problem) throw new PlatformError('invalid', `${what}: ${problem}`);
+    }
+    const fn = await this.functionFor(namespace, input.functionRef, what);
+    const body: TriggerResource = {
+      apiVersion: API_VERSION,
+      kind: 'Trigger',
+      metadata: { name: input.name, namespace, labels: { ...API_LABELS, [LABELS.function]: input.functionRef }, ownerReferences: [ownedBy(fn)] },
+      spec: {
+        type: input.type,
+        functionRef: input.functionRef,
+        ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
+        ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+        ...(input.eventJson !== undefined ? { eventJSON: input.eventJson } : {}),
+        enabled: input.enabled ?? true,
+      },
+    };
+    const created = await this.objects.create('Trigger', namespace, body, what);
+    this.deps.invalidate(namespace, input.functionRef);
+    return triggerRecord(created);
+  }
+
+  /** The Function a new Trigger or FunctionJob refers to; a missing one makes the input invalid. */
+  private async functionFor(namespace: string, fnName: string, what: string): Promise<FunctionResource> {
+    const fn = await this.objects.find<FunctionResource>('Function', namespace, fnName);
+    if (!fn) throw new PlatformError('invalid', `${what} names function ${fnName}, which does not exist in ${namespace}`);
+    return fn;
+  }
+
+  async setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
+    const what = `trigger ${namespace}/${name}`;
+    const t = await this.objects.get<TriggerResource>('Trigger', namespace, name, what);
+    // A sync would put a repository's trigger back as function.yaml says.
+    assertApiManaged(t, what, 'change http.enabled or the schedule');
+    const patched = await this.objects.patch<TriggerResource>('Trigger', namespace, name, { spec: { enabled } }, what);
+    if (t.spec?.functionRef) this.deps.invalidate(namespace, t.spec.functionRef);
+    return triggerRecord(patched);
+  }
+
+  async deleteTrigger(namespace: string, name: string): Promise<void> {
+    const what = `trigger ${namespace}/${name}`;
+    const t = await this.objects.get<TriggerResource>('Trigger', namespace, name, what);
+    assertApiManaged(t, what, 'remove the schedule');
+    await this.objects.remove('Trigger', namespace, name, what);
+    if (t.spec?.functionRef) this.deps.invalidate(namespace, t.spec.functionRef);
+  }
+
+  async createJob(namespace: string, input: JobInput): Promise<JobRecord> {
+    const what = `job ${namespace}/${input.name}`;
+    const fn = await this.functionFor(namespace, input.functionRef, what);
+    const body: FunctionJobResource = {
+      apiVersion: API_VERSION,
+      kind: 'FunctionJob',
+      metadata: { name: input.name, namespace, labels: { ...API_LABELS, [LABELS.function]: input.functionRef }, ownerReferences: [ownedBy(fn)] },
+      spec: {
+        functionRef: input.functionRef,
+        runID: input.runId ?? 1,
+        ...(input.eventJson !== undefined ? { eventJSON: input.eventJson } : {}),
+      },
+    };
+    return jobRecord(await this.objects.create('FunctionJob', namespace, body, what));
+  }
+
+  async getJob(namespace: string, name: string): Promise<JobRecord> {
+    return jobRecord(await this.objects.get<FunctionJobResource>('FunctionJob', namespace, name, `job ${namespace}/${name}`));
+  }
+
+  async deleteJob(namespace: string, name: string): Promise<void> {
+    const what = `job ${namespace}/${name}`;
+    const j = await this.objects.get<FunctionJobResource>('FunctionJob', namespace, name, what);
+    assertApiManaged(j, what, 'remove the job');
+    await this.objects.remove('FunctionJob', namespace, name, what);
+  }
+}

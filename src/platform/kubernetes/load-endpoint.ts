@@ -1,0 +1,40 @@
+// Where /fn sends a call on Kubernetes, read from the Function and its Deployment (the EndpointCache in
+// front of it keeps /fn off the API server for most calls).
+import type { AppsV1Api, V1Deployment } from '@kubernetes/client-node';
+import type { Endpoint } from '../types.ts';
+import { apiStatusCode, toPlatformError } from './api-errors.ts';
+import { serviceBaseUrl } from './objects/function-workload.ts';
+import type { FunctionResource } from './objects/resources.ts';
+import { CRD_DEFAULTS } from './records.ts';
+import type { SlessObjects } from './sless-objects.ts';
+
+export interface LoadEndpointDeps {
+  readonly objects: SlessObjects;
+  readonly apps: AppsV1Api;
+  readonly clusterDomain: string;
+}
+
+/**
+ * A function answers when its Deployment has an available replica, whatever its phase: during a
+ * rebuild, or after a failed one, the previous image keeps serving. The Function reconciler scales the
+ * Deployment to 0 when every http Trigger is disabled, so 0 desired replicas means "disabled".
+ */
+export async function loadEndpoint(deps: LoadEndpointDeps, namespace: string, name: string): Promise<Endpoint> {
+  const fn = await deps.objects.find<FunctionResource>('Function', namespace, name);
+  if (!fn || fn.metadata?.deletionTimestamp) return { kind: 'not-found' };
+  const timeoutSec = fn.spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec;
+  let deployment: V1Deployment | undefined;
+  try {
+    deployment = await deps.apps.readNamespacedDeployment({ name, namespace });
+  } catch (err) {
+    if (apiStatusCode(err) !== 404) throw toPlatformError(err, `Deployment ${namespace}/${name}`);
+  }
+  const phase = fn.status?.phase ?? 'Pending';
+  const state = `${phase}${fn.status?.message ? `: ${fn.status.message}` : ''}`;
+  if (!deployment) return { kind: 'not-ready', reason: phase === 'Ready' ? 'its Deployment is not there yet' : state };
+  if (deployment.spec?.replicas === 0) return { kind: 'disabled' };
+  if ((deployment.status?.availableReplicas ?? 0) < 1) {
+    return { kind: 'not-ready', reason: phase === 'Ready' ? `0 of ${deployment.spec?.replicas ?? 1} replicas available yet` : state };
+  }
+  return { kind: 'ready', baseUrl: serviceBaseUrl(namespace, name, deps.clusterDomain), timeoutSec };
+}

@@ -1,0 +1,113 @@
+// Turns a stored function into a running one for `sless dev`: deploys its version through the
+// FunctionRunner, records the build, applies the outcome to the record (phase, message, image) and logs
+// it the way a user reads it.
+import type { BuildLog } from '../../store/types.ts';
+import type { CodeFile, FunctionRecord } from '../types.ts';
+import type { CommandSpec } from './child-group.ts';
+import type { FunctionRunner, DeployOutcome, DeploySpec } from './function-runner.ts';
+import type { FunctionTable } from './function-table.ts';
+import type { LocalState, StoredFunction } from './local-state.ts';
+import type { Logger } from './logger.ts';
+
+export interface LocalDeployerOptions {
+  readonly runner: FunctionRunner;
+  readonly table: FunctionTable;
+  readonly state: LocalState;
+  readonly logger: Logger;
+  readonly buildLog?: BuildLog;
+  readonly url: (namespace: string, name: string) => string;
+}
+
+export class LocalDeployer {
+  constructor(private readonly o: LocalDeployerOptions) {}
+
+  /** What the runner needs to run the record's version; undefined while it has no code. */
+  specOf(record: FunctionRecord): DeploySpec | undefined {
+    if (!record.codeHash) return undefined;
+    return {
+      namespace: record.namespace,
+      name: record.name,
+      runtime: record.runtime,
+      entrypoint: record.entrypoint,
+      timeoutSec: record.timeoutSec,
+      memoryMb: record.memoryMb,
+      env: record.env,
+      httpEnabled: record.httpEnabled,
+      codeHash: record.codeHash,
+    };
+  }
+
+  /** The job-mode command of a function's current version, or why there is none. */
+  jobCommandOf(namespace: string, fn: string): { command: CommandSpec; timeoutSec: number } | { missing: string } {
+    const f = this.o.table.get(namespace, fn);
+    const spec = f && this.specOf(f.record);
+    if (!f?.buildKey || !spec) return { missing: `function ${namespace}/${fn} has no built code yet` };
+    return { command: this.o.runner.commandFor(spec, this.o.runner.appDirOf(f.buildKey), 0), timeoutSec: f.record.timeoutSec };
+  }
+
+  /** Deploys the function's version (`files` when it must be prepared anew) and saves the outcome. */
+  async deploy(f: StoredFunction, files?: () => AsyncIterable<CodeFile> | Iterable<CodeFile>): Promise<DeployOutcome> {
+    const spec = this.specOf(f.record);
+    if (!spec) return { kind: 'unchanged' };
+    const { namespace, name } = f.record;
+    const source =
+      files ??
+      (() => {
+        // Only reached when the prepared folder is gone (data dir cleaned): nothing to rebuild from.
+        throw new Error(`the prepared folder of ${namespace}/${name} is missing; push or upload its code again`);
+      });
+    let buildStarted: number | undefined;
+    const outcome = await this.o.runner.deploy(spec, source, () => {
+      buildStarted = Date.now();
+      this.o.logger.info(`building ${name}`);
+      this.o.table.patch(namespace, name, { phase: this.o.runner.baseUrl(namespace, name) ? 'Ready' : 'Building' });
+    });
+    if (buildStarted !== undefined && outcome.kind !== 'unchanged') {
+      const failed = outcome.kind === 'failed' && outcome.message.startsWith('build failed');
+      this.o.buildLog?.record({
+        namespace,
+        function: name,
+        codeHash: spec.codeHash,
+        outcome: failed ? 'failed' : 'succeeded',
+        imageRef: outcome.buildKey ? `local:${outcome.buildKey}` : undefined,
+        message: failed ? outcome.message : undefined,
+        startedAt: new Date(buildStarted).toISOString(),
+        finishedAt: new Date().toISOString(),
+        durationMs: Date.now() - buildStarted,
+      });
+    }
+    this.#applyOutcome(namespace, name, outcome);
+    await this.o.state.save();
+    return outcome;
+  }
+
+  #applyOutcome(namespace: string, name: string, outcome: DeployOutcome): void {
+    const label = `${namespace}/${name}`;
+    const now = new Date().toISOString();
+    const url = this.o.url(namespace, name);
+    switch (outcome.kind) {
+      case 'unchanged':
+        return;
+      case 'started':
+        this.o.table.patch(
+          namespace,
+          name,
+          { phase: 'Ready', message: undefined, imageRef: `local:${outcome.buildKey}`, ...(outcome.built ? { lastBuiltAt: now } : {}), url },
+          { buildKey: outcome.buildKey },
+        );
+        this.o.logger.info(`${name} ready at ${url}`);
+        return;
+      case 'disabled':
+        this.o.table.patch(namespace, name, { phase: 'Ready', message: 'http disabled', imageRef: `local:${outcome.buildKey}` }, { buildKey: outcome.buildKey });
+        this.o.logger.info(`${label} built; http disabled (/fn answers 503)`);
+        return;
+      case 'failed':
+        if (outcome.repeated) return;
+        this.o.table.patch(namespace, name, {
+          phase: outcome.stillServing ? 'Ready' : 'Failed',
+          message: outcome.stillServing ? `new version failed, still serving the previous one: ${outcome.message}` : outcome.message,
+        });
+        this.o.logger.error(`${label} ${outcome.stillServing ? 'new version failed (previous version keeps serving)' : 'failed'}: ${outcome.message}`);
+    }
+  }
+}

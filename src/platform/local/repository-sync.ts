@@ -1,0 +1,158 @@
+// One sync of the repository `sless dev` follows: read it, plan against the last synced snapshot, log
+// broken folders, reconcile every healthy function (a no-op for one already running its version),
+// remove the ones gone, and remember what was applied.
+import type PQueue from 'p-queue';
+import { formatProblem } from '../../manifest/format-problem.ts';
+import type { FunctionManifest } from '../../manifest/types.ts';
+import { planChanges } from '../../plan/plan-changes.ts';
+import type { FunctionEntry } from '../../source/types.ts';
+import type { FunctionRecord, ManagedBy } from '../types.ts';
+import type { DeployOutcome } from './function-runner.ts';
+import type { FunctionTable } from './function-table.ts';
+import type { JobsAndSchedules } from './jobs-and-schedules.ts';
+import type { LocalDeployer } from './local-deployer.ts';
+import type { LocalState, StoredFunction } from './local-state.ts';
+import type { Logger } from './logger.ts';
+import type { LocalRuntimes, RepositoryRead, RepositoryReader } from './ports.ts';
+
+export interface RepositorySyncOptions {
+  /** Namespace of the repository's functions. */
+  readonly namespace: string;
+  /** `git:<repo>`: the owner of the repository's functions. */
+  readonly managedBy: ManagedBy;
+  readonly repository: RepositoryReader;
+  readonly runtimes: LocalRuntimes;
+  readonly logger: Logger;
+  readonly state: LocalState;
+  readonly table: FunctionTable;
+  readonly deployer: LocalDeployer;
+  readonly jobs: JobsAndSchedules;
+  /** Builds and process starts of one sync run a few at a time, not one per function at once. */
+  readonly deploys: PQueue;
+  readonly url: (namespace: string, name: string) => string;
+  readonly removeFunction: (namespace: string, name: string) => Promise<void>;
+}
+
+/** Counts for the "synced rev X (...)" line. */
+interface SyncSummary {
+  readonly revision: string;
+  readonly total: number;
+  readonly added: number;
+  readonly rebuilt: number;
+  readonly redeployed: number;
+  readonly removed: number;
+  readonly unchanged: number;
+  readonly errors: number;
+}
+
+const shortRev = (rev: string) => (/^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev.slice(0, 19));
+
+export class RepositorySync {
+  constructor(private readonly o: RepositorySyncOptions) {}
+
+  async run(reasons: string[]): Promise<void> {
+    const o = this.o;
+    const started = Date.now();
+    let read: RepositoryRead;
+    try {
+      read = await o.repository.read();
+    } catch (err) {
+      o.state.data.repository = { ...o.state.data.repository, lastError: (err as Error).message };
+      throw err;
+    }
+    const { snapshot } = read;
+    const stored = o.state.data.repository;
+    const plan = planChanges(stored.snapshot, snapshot, {
+      baseImageOf: (runtime) => o.runtimes.versionOf(runtime),
+      prevBaseImages: stored.baseImages,
+    });
+    const ns = o.namespace;
+    // A poll of an unchanged revision repeats nothing in the log (a broken folder stays broken quietly).
+    const news = snapshot.revision !== stored.revision || reasons.some((r) => r !== 'poll');
+
+    for (const e of news ? plan.errors : []) {
+      const why = e.problems.map((p) => formatProblem(p)).join('; ') || 'could not be read';
+      const running = o.table.get(ns, e.name)?.record.managedBy === o.managedBy;
+      o.logger.error(`${e.path || '.'}: ${why}${running ? ' (the last good version keeps running)' : ''}`);
+      if (running) o.table.patch(ns, e.name, { message: `function.yaml broken, serving the last good version: ${why}` });
+    }
+    for (const [name, why] of Object.entries(plan.reasons)) o.logger.info(`${name} changed: ${why.join(', ')}`);
+
+    // Every healthy function is reconciled, not only the changed ones: deploy() is a no-op for a
+    // function already running its version, and this also restarts what a crash of sless dev lost.
+    const healthy = [...plan.added, ...plan.rebuild, ...plan.redeploy, ...plan.unchanged];
+    const outcomes = await o.deploys.addAll(healthy.map((e) => () => this.#syncFunction(read, e)));
+    for (const e of plan.removed) await o.removeFunction(ns, e.name);
+
+    o.state.data.repository = {
+      revision: snapshot.revision,
+      lastSyncTime: new Date().toISOString(),
+      snapshot: plan.applied,
+      baseImages: plan.baseImages,
+      functions: snapshot.functions.map((e) => ({
+        name: e.name,
+        path: e.path,
+        codeHash: e.codeHash,
+        error: e.problems.length > 0 ? e.problems.map((p) => formatProblem(p)).join('; ') : undefined,
+      })),
+    };
+    await o.state.save();
+
+    const failed = outcomes.filter((x) => x.kind === 'failed').length;
+    const failedAnew = outcomes.filter((x) => x.kind === 'failed' && !x.repeated).length;
+    const summary: SyncSummary = {
+      revision: snapshot.revision,
+      total: snapshot.functions.length,
+      added: plan.added.length,
+      rebuilt: plan.rebuild.length,
+      redeployed: plan.redeploy.length,
+      removed: plan.removed.length,
+      unchanged: plan.unchanged.length,
+      errors: plan.errors.length + failed,
+    };
+    if (news || summary.added + summary.rebuilt + summary.redeployed + summary.removed + failedAnew > 0) {
+      o.logger.info(
+        `synced rev ${shortRev(snapshot.revision)} (${summary.total} functions: ${summary.added} added, ${summary.rebuilt} rebuilt, ` +
+          `${summary.redeployed} redeployed, ${summary.removed} removed, ${summary.unchanged} unchanged, ${summary.errors} errors) ` +
+          `in ${Date.now() - started} ms [${[...new Set(reasons)].join(', ')}]`,
+      );
+    }
+  }
+
+  async #syncFunction(read: RepositoryRead, e: FunctionEntry): Promise<DeployOutcome> {
+    const o = this.o;
+    const ns = o.namespace;
+    const m = e.manifest as FunctionManifest;
+    const existing = o.table.get(ns, m.name);
+    if (existing && existing.record.managedBy !== o.managedBy) {
+      const message = `${e.path}: a function named ${m.name} was made through /v1; rename one of them`;
+      o.logger.error(message);
+      return { kind: 'failed', message, stillServing: true };
+    }
+    const record: FunctionRecord = {
+      name: m.name,
+      namespace: ns,
+      runtime: m.runtime,
+      entrypoint: m.entrypoint,
+      memoryMb: m.memoryMb,
+      timeoutSec: m.timeoutSec,
+      env: m.env,
+      envFromSecrets: m.envFromSecrets,
+      httpEnabled: m.http.enabled,
+      phase: existing?.record.phase ?? 'Pending',
+      imageRef: existing?.record.imageRef,
+      message: existing?.record.phase === 'Failed' ? existing.record.message : undefined,
+      codeHash: e.codeHash,
+      lastBuiltAt: existing?.record.lastBuiltAt,
+      url: o.url(ns, m.name),
+      managedBy: o.managedBy,
+    };
+    if (m.envFromSecrets.length > 0 && !existing) {
+      o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored by sless dev: there are no Secrets here`);
+    }
+    o.table.put({ record, buildKey: existing?.buildKey, manifest: m, path: e.path });
+    const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));
+    o.jobs.applyManifest(ns, m);
+    return outcome;
+  }
+}
