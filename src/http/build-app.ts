@@ -16,7 +16,7 @@ import { healthPlugin } from './health-plugin.ts';
 import { hooksPlugin } from './hooks-plugin.ts';
 import { createNamespaceAccess } from './namespace-access.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
-import { isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
+import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
 
 export interface AppLimits {
@@ -73,11 +73,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // /fn requests go straight to the proxy, in front of fastify's router: see proxy-plugin.ts.
   const fast: { proxy?: (req: IncomingMessage, res: ServerResponse) => void } = {};
   const app = fastify({
-    serverFactory: (handler, options) =>
-      createServer(options, (req, res) => {
+    serverFactory: (handler, options) => {
+      const route = (req: IncomingMessage, res: ServerResponse) => {
         if (fast.proxy && isProxyPath(req.url)) fast.proxy(req, res);
         else handler(req, res);
-      }),
+      };
+      // Expect: 100-continue: /fn answers it after its own checks (proxy-request.ts), the rest at once.
+      return createServer(options, route).on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        if (fast.proxy && isProxyPath(req.url)) awaitingContinue.add(req);
+        else res.writeContinue();
+        route(req, res);
+      });
+    },
     logger:
       deps.logger === false
         ? false

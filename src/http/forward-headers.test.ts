@@ -34,4 +34,17 @@ describe('upstreamRequestHeaders', () => {
       'x-forwarded-prefix': '/fn/dev/hello',
     });
   });
+
+  it('never passes Expect on (the proxy answers it), nor Content-Length beside Transfer-Encoding (RFC 9112 §6.3)', () => {
+    const fwd = { clientIp: undefined, proto: 'http', prefix: '/fn/dev/f' };
+    assert.deepEqual(upstreamRequestHeaders({ expect: '100-continue', 'content-length': '5' }, fwd), {
+      'content-length': '5',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-prefix': '/fn/dev/f',
+    });
+    assert.deepEqual(upstreamRequestHeaders({ 'transfer-encoding': 'chunked', 'content-length': '5' }, fwd), {
+      'x-forwarded-proto': 'http',
+      'x-forwarded-prefix': '/fn/dev/f',
+    });
+  });
 });

@@ -1,5 +1,10 @@
-// Which headers cross the proxy (RFC 9110 §7.6.1): hop-by-hop headers belong to one connection and
-// are dropped both ways, together with every header the Connection header names.
+// Which headers cross the proxy. Hop-by-hop headers belong to one connection and are dropped both
+// ways, together with every header the Connection header names (RFC 9110 §7.6.1: Connection,
+// Proxy-Connection, Keep-Alive, TE, Transfer-Encoding, Upgrade; §11.7: Proxy-Authenticate and
+// Proxy-Authorization are for this hop's proxy; RFC 9113 §3.2.1 HTTP2-Settings). Trailer goes too:
+// trailers are not forwarded. On requests also: Host (the upstream's own; the caller's travels as
+// X-Forwarded-Host), Expect (RFC 9110 §10.1.1: this proxy answers 100-continue itself, once the
+// function and the size are known) and, with Transfer-Encoding, Content-Length (RFC 9112 §6.3).
 import type { IncomingHttpHeaders } from 'node:http';
 
 const HOP_BY_HOP = new Set([
@@ -14,6 +19,8 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'http2-settings',
 ]);
+
+const REQUEST_ONLY = ['host', 'expect'];
 
 export type HeaderMap = Record<string, string | string[] | undefined>;
 
@@ -45,7 +52,7 @@ export function upstreamRequestHeaders(
   forwarded: { clientIp: string | undefined; proto: string; prefix: string },
 ): Record<string, string | string[]> {
   // Host is the upstream's (undici sets it from the URL); the caller's goes to X-Forwarded-Host.
-  const out = endToEndHeaders(headers, ['host']);
+  const out = endToEndHeaders(headers, headers['transfer-encoding'] === undefined ? REQUEST_ONLY : [...REQUEST_ONLY, 'content-length']);
   const prior = headers['x-forwarded-for'];
   const priorFor = Array.isArray(prior) ? prior.join(', ') : prior;
   if (forwarded.clientIp) out['x-forwarded-for'] = priorFor ? `${priorFor}, ${forwarded.clientIp}` : forwarded.clientIp;

@@ -38,6 +38,12 @@ export function isProxyPath(url: string | undefined): boolean {
 
 class BodyTooLarge extends Error {}
 
+/**
+ * Requests the server handed over at `checkContinue` (Expect: 100-continue): the proxy sends the
+ * 100 itself once it knows the call can go through, so a 404 or 413 costs the client no body.
+ */
+export const awaitingContinue = new WeakSet<IncomingMessage>();
+
 export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Promise<void> {
   try {
     await forward(req, res, ctx);
@@ -117,6 +123,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   const headers = req.headers;
   const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
   if (declared !== undefined && declared > ctx.maxBodyBytes) throw tooLarge(ctx.maxBodyBytes);
+  if (awaitingContinue.delete(req)) res.writeContinue();
   // With a Content-Length, node's parser already stops at the declared size, so the body goes
   // through as is; a chunked body of unknown size is counted (and cut off at the limit).
   let body: Readable | null = null;
