@@ -10,7 +10,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AuthOptions } from '../auth/token-verifier.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
 import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
-import { loadControllerConfig, type ControllerConfig } from '../config/config.ts';
+import { ConfigError, loadControllerConfig, type ControllerConfig } from '../config/config.ts';
 import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
@@ -18,6 +18,7 @@ import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.t
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
 import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
 import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
+import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
@@ -61,6 +62,11 @@ function authOf(config: ControllerConfig): AuthOptions {
 }
 
 export function controllerSettings(config: ControllerConfig): ControllerSettings {
+  try {
+    TargetPolicy.publicOnly({ allow: config.gitAllowedHosts ?? [], deny: config.gitDeniedCidrs ?? [] });
+  } catch (err) {
+    throw new ConfigError(`bad setting SLESS_GIT_ALLOWED_HOSTS / SLESS_GIT_DENIED_CIDRS: ${err instanceof Error ? err.message : String(err)}`);
+  }
   const credentials =
     config.awsAccessKeyId && config.awsSecretAccessKey ? { accessKeyId: config.awsAccessKeyId, secretAccessKey: config.awsSecretAccessKey } : undefined;
   return {
@@ -72,6 +78,24 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     clusterDomain: config.clusterDomain,
     ...(config.publicUrl ? { publicBaseUrl: config.publicUrl } : {}),
     cacheDir: config.cacheDir,
+    git: {
+      allowedHosts: config.gitAllowedHosts ?? [],
+      deniedCidrs: config.gitDeniedCidrs ?? [],
+      crossHostRedirects: config.gitCrossHostRedirects,
+      maxFetchBytes: config.gitMaxFetchBytes,
+      maxFunctions: config.maxFunctionsPerRepository,
+      minIntervalMs: config.minInterval,
+    },
+    limits: { functionsPerNamespace: config.maxFunctionsPerNamespace, repositoriesPerNamespace: config.maxRepositoriesPerNamespace },
+    ...(config.imagePullSecrets?.length ? { imagePullSecrets: config.imagePullSecrets } : {}),
+    ...(config.registrySecret ? { registrySecretName: config.registrySecret } : {}),
+    resyncMs: config.resyncPeriod,
+    concurrency: { syncs: config.syncConcurrency, builds: config.buildConcurrency, reconciles: config.reconcileConcurrency, uploads: config.uploadConcurrency },
+    build: {
+      activeDeadlineSeconds: Math.ceil(config.buildTimeout / 1000),
+      ...(config.buildCpu ? { cpu: config.buildCpu } : {}),
+      ...(config.buildMemory ? { memory: config.buildMemory } : {}),
+    },
   };
 }
 

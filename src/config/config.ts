@@ -2,6 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
 const optionalString = z.string().min(1).optional();
@@ -52,6 +53,7 @@ const controllerSpecs = {
   podName: { env: 'POD_NAME', schema: optionalString, describe: 'identity in leader election' },
   publicUrl: { env: 'SLESS_PUBLIC_URL', schema: z.url().optional(), describe: 'public base URL of this server, for status.url (e.g. https://fn.example.com)' },
   cacheDir: { env: 'SLESS_CACHE_DIR', schema: z.string().min(1), default: path.join(os.tmpdir(), 'sless-cache'), describe: 'git cache of repository syncs' },
+  ...controllerTuningSpecs,
 } satisfies Record<string, SettingSpec<unknown>>;
 
 const devSpecs = {

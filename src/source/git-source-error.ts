@@ -1,8 +1,13 @@
 // Typed failures of a git sync. `reason` decides what the caller does (Flux style): `auth`,
 // `not-found`, `not-git`, `branch-not-found` need a user's fix (stall, do not hammer the server);
-// `unreachable` and `fetch-failed` are retried on the next interval. Messages name the repository
-// URL without credentials and say what to do.
-export const GIT_SOURCE_ERROR_REASONS = ['auth', 'not-found', 'not-git', 'branch-not-found', 'unreachable', 'fetch-failed'] as const;
+// `unreachable` and `fetch-failed` are retried on the next interval; `refused` (a target the TargetPolicy
+// does not admit) and `too-large` (past the fetch size limit) need a user's or the operator's change too.
+// Messages name the repository URL without credentials and say what to do; a refusal never carries
+// anything the target answered.
+import { FetchTooLargeError } from './git-http.ts';
+import { TargetRefusedError } from './target-policy.ts';
+
+export const GIT_SOURCE_ERROR_REASONS = ['auth', 'not-found', 'not-git', 'branch-not-found', 'refused', 'too-large', 'unreachable', 'fetch-failed'] as const;
 export type GitSourceErrorReason = (typeof GIT_SOURCE_ERROR_REASONS)[number];
 
 export class GitSourceError extends Error {
@@ -31,6 +36,15 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/\/\/[^@/]*@/, '//');
   }
+}
+
+/** The first error of `type` in `err`, its causes and AggregateError members. */
+function causeOf<T extends Error>(err: unknown, type: new (...args: never[]) => T, depth = 0): T | undefined {
+  if (!err || typeof err !== 'object' || depth > 6) return undefined;
+  if (err instanceof type) return err;
+  const members = (err as { errors?: unknown }).errors;
+  const inner = Array.isArray(members) ? members.map((m) => causeOf(m, type, depth + 1)).find(Boolean) : undefined;
+  return inner ?? causeOf((err as { cause?: unknown }).cause, type, depth + 1);
 }
 
 interface ErrorShape {
@@ -71,6 +85,16 @@ function networkCode(err: unknown): string | undefined {
 /** Maps an isomorphic-git / network failure to a GitSourceError for `url` (already redacted). */
 export function classifyGitError(err: unknown, url: string, stage: string): GitSourceError {
   if (err instanceof GitSourceError) return err;
+  const refusal = causeOf(err, TargetRefusedError);
+  if (refusal) return new GitSourceError('refused', `git ${stage} of ${url} refused: ${refusal.message}`, { cause: err });
+  const tooLarge = causeOf(err, FetchTooLargeError);
+  if (tooLarge) {
+    return new GitSourceError(
+      'too-large',
+      `git ${stage} of ${url} stopped: ${tooLarge.message} (the limit per repository is SLESS_GIT_MAX_FETCH_BYTES); make the repository or spec.path smaller, or ask the operator to raise it`,
+      { cause: err },
+    );
+  }
   const e = (err ?? {}) as ErrorShape;
   const status = e.code === 'HttpError' && typeof e.data?.statusCode === 'number' ? e.data.statusCode : undefined;
   if (status === 401 || status === 403) {

@@ -17,6 +17,7 @@ import { createGitHttp } from './git-http.ts';
 import type { GitHttpOptions } from './git-http.ts';
 import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
 import { GitTree, TreeMemo } from './git-tree.ts';
+import type { TargetPolicy } from './target-policy.ts';
 
 export type GitAuth = { readonly token: string } | { readonly username: string; readonly password: string };
 
@@ -33,6 +34,8 @@ export interface GitSourceOptions {
   readonly cacheDir: string;
   readonly auth?: GitAuth;
   readonly logger?: GitSourceLogger;
+  /** Which hosts may be reached (the controller: public ones plus its allowlist; `sless dev`: any). */
+  readonly targets: TargetPolicy;
   readonly http?: GitHttpOptions;
 }
 
@@ -103,7 +106,7 @@ export class GitSource {
     this.headers = authorization ? { authorization } : {};
     const key = createHash('sha256').update(`${this.url}#${this.branch}`).digest('hex').slice(0, 16);
     this.gitdir = path.join(path.resolve(options.cacheDir), `${key}.git`);
-    this.http = createGitHttp(options.http);
+    this.http = createGitHttp(options.targets, options.http);
     this.logger = options.logger;
   }
 

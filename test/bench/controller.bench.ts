@@ -192,6 +192,7 @@ try {
       SLESS_REGISTRY: 'registry.bench:5000/sless',
       SLESS_BUILD_NAMESPACE: buildNs.name,
       SLESS_CACHE_DIR: path.join(tmp, 'cache'),
+      SLESS_GIT_ALLOWED_HOSTS: '127.0.0.1',
       SLESS_LOG_LEVEL: 'warn',
       POD_NAMESPACE: system.name,
       POD_NAME: 'bench-controller',

@@ -15,8 +15,12 @@ import { parseArgs } from 'node:util';
 import { planChanges } from '../../src/plan/plan-changes.ts';
 import { SnapshotBuilder } from '../../src/source/build-snapshot.ts';
 import { GitSource } from '../../src/source/git-source.ts';
+import { TargetPolicy } from '../../src/source/target-policy.ts';
 import type { Snapshot } from '../../src/source/types.ts';
 import { createRepo, git, startGitServer, WorkClone } from '../helpers/git-server.ts';
+
+/** The git server of the tests listens on loopback. */
+const LOCAL = TargetPolicy.anyTarget();
 
 const { values } = parseArgs({ options: { functions: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' } } });
 const FUNCTIONS = Number(values.functions);
@@ -64,7 +68,7 @@ try {
   for (let r = 0; r < Math.min(RUNS, 3); r++) {
     const cache = await mkdtemp(path.join(os.tmpdir(), 'sless-bench-'));
     work.push(cache);
-    const source = new GitSource({ url: repo.url, cacheDir: cache });
+    const source = new GitSource({ url: repo.url, cacheDir: cache, targets: LOCAL });
     t0 = process.hrtime.bigint();
     const { tree } = await source.sync();
     const t1 = process.hrtime.bigint();
@@ -84,7 +88,7 @@ try {
   // Warm: one long-lived source + builder, as the controller keeps them.
   const cache = await mkdtemp(path.join(os.tmpdir(), 'sless-bench-'));
   work.push(cache);
-  const source = new GitSource({ url: repo.url, cacheDir: cache });
+  const source = new GitSource({ url: repo.url, cacheDir: cache, targets: LOCAL });
   const builder = new SnapshotBuilder();
   let prev = await builder.build((await source.sync()).tree);
   const cliDir = path.join(cache, 'cli');

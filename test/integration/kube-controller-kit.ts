@@ -103,6 +103,8 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promi
     clusterDomain: 'cluster.local',
     cacheDir,
     resyncMs: 60_000,
+    // The git server of the tests listens on loopback, which the controller refuses unless allowed.
+    git: { allowedHosts: ['127.0.0.1'] },
   };
   const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
     try {

@@ -11,11 +11,15 @@ import { hashFiles } from '../../src/source/code-hash.ts';
 import { GitSource } from '../../src/source/git-source.ts';
 import type { GitSourceOptions } from '../../src/source/git-source.ts';
 import { GitSourceError } from '../../src/source/git-source-error.ts';
+import { TargetPolicy } from '../../src/source/target-policy.ts';
 import { readFunctionFiles } from '../../src/source/read-function-files.ts';
 import type { FunctionEntry, Snapshot } from '../../src/source/types.ts';
 import { WorkTree } from '../../src/source/work-tree.ts';
 import { createRepo, deleteBranch, sharedGitServer, startGitServer, WorkClone } from '../helpers/git-server.ts';
 import type { FileSpec, RepoAuth } from '../helpers/git-server.ts';
+
+/** The git server of the tests listens on loopback. */
+const LOCAL = TargetPolicy.anyTarget();
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
@@ -33,7 +37,7 @@ async function setup(name: string, options: { auth?: RepoAuth; source?: Partial<
   const repo = await createRepo(sharedGitServer(), name, { auth: options.auth });
   const clone = await WorkClone.create(repo);
   cleanups.push(() => clone.dispose());
-  const source = new GitSource({ url: repo.url, cacheDir: await tempDir(), auth: options.auth, ...options.source });
+  const source = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL, auth: options.auth, ...options.source });
   cleanups.push(() => source.close());
   const builder = new SnapshotBuilder();
   const push = async (files: Record<string, FileSpec>, opts: { force?: boolean } = {}) => {
@@ -227,10 +231,10 @@ describe('sync failures are typed errors that name the repository, never the cre
     const { push, repo, source } = await setup('token', { auth });
     await push({ 'a/function.yaml': NODE });
     assert.ok((await source.sync()).revision);
-    const wrong = new GitSource({ url: repo.url, cacheDir: await tempDir(), auth: { token: 'wrong-token-456' } });
+    const wrong = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL, auth: { token: 'wrong-token-456' } });
     cleanups.push(() => wrong.close());
     await expectError(wrong.sync(), 'auth', repo.url, 'wrong-token-456');
-    const none = new GitSource({ url: repo.url, cacheDir: await tempDir() });
+    const none = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL });
     cleanups.push(() => none.close());
     await expectError(none.sync(), 'auth', repo.url);
   });
@@ -239,13 +243,13 @@ describe('sync failures are typed errors that name the repository, never the cre
     const auth = { username: 'alice', password: 'pw-789' };
     const { push, repo } = await setup('basic', { auth });
     await push({ 'a/function.yaml': NODE });
-    const inUrl = new GitSource({ url: repo.pushUrl, cacheDir: await tempDir() });
+    const inUrl = new GitSource({ url: repo.pushUrl, cacheDir: await tempDir(), targets: LOCAL });
     cleanups.push(() => inUrl.close());
     assert.ok((await inUrl.sync()).revision);
     const badUrl = new URL(repo.url);
     badUrl.username = 'alice';
     badUrl.password = 'nope-000';
-    const bad = new GitSource({ url: badUrl.toString(), cacheDir: await tempDir() });
+    const bad = new GitSource({ url: badUrl.toString(), cacheDir: await tempDir(), targets: LOCAL });
     cleanups.push(() => bad.close());
     await expectError(bad.sync(), 'auth', repo.url, 'nope-000');
   });
@@ -260,10 +264,10 @@ describe('sync failures are typed errors that name the repository, never the cre
 
   it('a URL that is not a git repository: not-git; a missing repository: not-found', async () => {
     const { url } = sharedGitServer();
-    const page = new GitSource({ url: `${url}/just-a-web-page`, cacheDir: await tempDir() });
+    const page = new GitSource({ url: `${url}/just-a-web-page`, cacheDir: await tempDir(), targets: LOCAL });
     cleanups.push(() => page.close());
     await expectError(page.sync(), 'not-git', `${url}/just-a-web-page`);
-    const missing = new GitSource({ url: `${url}/no-such-repo.git`, cacheDir: await tempDir() });
+    const missing = new GitSource({ url: `${url}/no-such-repo.git`, cacheDir: await tempDir(), targets: LOCAL });
     cleanups.push(() => missing.close());
     await expectError(missing.sync(), 'not-found', `${url}/no-such-repo.git`);
   });
@@ -276,7 +280,7 @@ describe('sync failures are typed errors that name the repository, never the cre
     cleanups.push(() => clone.dispose());
     await clone.write({ 'a/function.yaml': NODE });
     const c1 = await clone.commitAndPush();
-    const source = new GitSource({ url: repo.url, cacheDir: await tempDir() });
+    const source = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL });
     cleanups.push(() => source.close());
     assert.equal((await source.sync()).revision, c1);
     const port = Number(new URL(server.url).port);

@@ -30,6 +30,9 @@ export interface ControllerSettings {
   readonly publicBaseUrl?: string;
   /** Directory for the git cache of repository syncs. */
   readonly cacheDir: string;
+  /** What repository syncs may reach and fetch (issue 11 items 2 and 5); see GitSettings. */
+  readonly git?: GitSettings;
+  readonly limits?: TenantLimits;
   /** Parallelism: repository syncs, Function reconciles (builds), other reconciles, context uploads per sync. */
   readonly concurrency?: { readonly syncs?: number; readonly builds?: number; readonly reconciles?: number; readonly uploads?: number };
   /** Informer resync period (ms); every object is reconciled again at least this often. */
@@ -42,6 +45,38 @@ export interface ControllerSettings {
     readonly memory?: string;
   };
 }
+
+/**
+ * Limits of repository syncs. Targets: public addresses only (loopback, link-local, private and
+ * shared ranges refused after DNS resolution and on every redirect), plus `allowedHosts`.
+ */
+export interface GitSettings {
+  /** Host names (`gitea.gitea.svc`, optionally `:port`), addresses or CIDR ranges reachable although internal. */
+  readonly allowedHosts?: readonly string[];
+  /** More ranges to refuse: the cluster's Service and Pod CIDRs when they are not private ranges. */
+  readonly deniedCidrs?: readonly string[];
+  /** Follow redirects to other hosts (still checked); default false. */
+  readonly crossHostRedirects?: boolean;
+  /** Most bytes one response of a sync may bring (the pack); default DEFAULT_MAX_FETCH_BYTES (256 MiB). */
+  readonly maxFetchBytes?: number;
+  /** Most function folders one repository may hold; default 500. */
+  readonly maxFunctions?: number;
+  /** Shortest spec.interval honoured; default 10 s. */
+  readonly minIntervalMs?: number;
+}
+
+/** Fair shares between the namespaces of one cluster (issue 11 item 5). */
+export interface TenantLimits {
+  /** Most Functions one namespace may hold, git-managed and /v1-made together; default 1000. */
+  readonly functionsPerNamespace?: number;
+  /** Most FunctionRepositories /v1 creates in one namespace; default 20. */
+  readonly repositoriesPerNamespace?: number;
+}
+
+export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
+export const DEFAULT_MIN_INTERVAL_MS = 10_000;
+export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
+export const DEFAULT_REPOSITORIES_PER_NAMESPACE = 20;
 
 /** Names of objects the controller maintains in the build namespace. */
 export const BUILD_S3_SECRET = 'sless-build-s3';

@@ -15,6 +15,7 @@ import { redactUrl } from '../../source/git-source-error.ts';
 import { GitTree, TreeMemo } from '../../source/git-tree.ts';
 import { readFunctionFiles } from '../../source/read-function-files.ts';
 import type { SourceTree } from '../../source/source-tree.ts';
+import { TargetPolicy } from '../../source/target-policy.ts';
 import { WorkTree } from '../../source/work-tree.ts';
 import type { Logger } from './logger.ts';
 import type { RepositoryRead, RepositoryReader } from './ports.ts';
@@ -49,6 +50,8 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
       url: opts.repo,
       branch,
       cacheDir: opts.cacheDir,
+      // A single-user tool on the developer's machine: local git servers are the point.
+      targets: TargetPolicy.anyTarget(),
       // The sync summary already says what was fetched; only the cache's own trouble is worth a line.
       logger: { info: () => {}, warn: (msg) => opts.logger.warn(`git cache of ${redactUrl(opts.repo)}: ${msg}`) },
     });

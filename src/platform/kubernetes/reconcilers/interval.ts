@@ -11,3 +11,11 @@ export function parseInterval(text: string | undefined, fallbackMs = 60_000): nu
   }
   return matched === text && total > 0 ? Math.round(total) : fallbackMs;
 }
+
+/**
+ * How long a repository waits between syncs: spec.interval, but never less than the floor (issue 11
+ * item 5: `interval: 1ms` would otherwise be a tight loop of Secret read, ls-remote and status write).
+ */
+export function syncInterval(text: string | undefined, floorMs: number): number {
+  return Math.max(parseInterval(text), floorMs);
+}

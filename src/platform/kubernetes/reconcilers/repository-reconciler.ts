@@ -14,6 +14,7 @@ import { GitSource, type GitAuth } from '../../../source/git-source.ts';
 import { GitSourceError } from '../../../source/git-source-error.ts';
 import { readFunctionFiles } from '../../../source/read-function-files.ts';
 import type { SourceTree } from '../../../source/source-tree.ts';
+import { TargetPolicy } from '../../../source/target-policy.ts';
 import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
@@ -22,9 +23,10 @@ import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
+import { DEFAULT_FUNCTIONS_PER_NAMESPACE, DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, DEFAULT_MIN_INTERVAL_MS } from '../settings.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
-import { parseInterval } from './interval.ts';
+import { syncInterval } from './interval.ts';
 import { writeStatus } from './status-writer.ts';
 
 /** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
@@ -56,8 +58,17 @@ export class RepositoryReconciler {
   /** Bounds the per-function work of syncs (context uploads, applies). */
   private readonly uploads: PQueue;
 
+  /** Where syncs may connect: public addresses plus the operator's allowlist. */
+  private readonly targets: TargetPolicy;
+
   constructor(private readonly ctx: ReconcileContext) {
     this.uploads = new PQueue({ concurrency: ctx.settings.concurrency?.uploads ?? 8 });
+    const git = ctx.settings.git ?? {};
+    this.targets = TargetPolicy.publicOnly({
+      allow: git.allowedHosts ?? [],
+      deny: git.deniedCidrs ?? [],
+      ...(git.crossHostRedirects !== undefined ? { crossHostRedirects: git.crossHostRedirects } : {}),
+    });
   }
 
   async close(): Promise<void> {
@@ -84,7 +95,7 @@ export class RepositoryReconciler {
       await writeStatus(ctx, 'FunctionRepository', repo, { kind: 'failed', reason: 'Suspended', message: 'spec.suspend is true: not syncing' }, base);
       return;
     }
-    const interval = parseInterval(spec.interval);
+    const interval = syncInterval(spec.interval, ctx.settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
     const started = Date.now();
     let outcome: Outcome;
     let fields: Record<string, unknown> = base;
@@ -133,6 +144,23 @@ export class RepositoryReconciler {
       triggers: ctx.caches.triggers.list(namespace).filter((o) => ownedByRepository(o, name)),
       jobs: ctx.caches.functionJobs.list(namespace).filter((o) => ownedByRepository(o, name)),
     };
+    const maxFunctions = ctx.settings.git?.maxFunctions ?? DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY;
+    if (snapshot.functions.length > maxFunctions) {
+      throw new TerminalError(
+        'TooManyFunctions',
+        `revision ${revision.slice(0, 12)} has ${snapshot.functions.length} function folders under "${spec.path || '.'}", more than the ${maxFunctions} one repository may hold; ` +
+          'nothing was applied or pruned. Split the repository (spec.path per team) or ask the operator (SLESS_MAX_FUNCTIONS_PER_REPOSITORY)',
+      );
+    }
+    const namespaceCap = ctx.settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE;
+    const others = ctx.caches.functions.list(namespace).filter((o) => !ownedByRepository(o, name)).length;
+    if (others + snapshot.functions.length > namespaceCap) {
+      throw new TerminalError(
+        'NamespaceQuotaExceeded',
+        `revision ${revision.slice(0, 12)} has ${snapshot.functions.length} function folders and namespace ${namespace} already holds ${others} other Function(s): ` +
+          `more than the ${namespaceCap} one namespace may hold; nothing was applied or pruned (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`,
+      );
+    }
     const valid = snapshot.functions.filter((f) => f.manifest && f.codeHash);
     const broken = snapshot.functions.filter((f) => !(f.manifest && f.codeHash));
     if (snapshot.functions.length === 0 && owned.functions.length > 0) {
@@ -281,7 +309,15 @@ export class RepositoryReconciler {
     await known?.source.close();
     const state: SyncState = {
       fingerprint,
-      source: new GitSource({ url: spec.url, branch: spec.branch ?? 'main', cacheDir: ctx.settings.cacheDir, auth, logger: ctx.logger }),
+      source: new GitSource({
+        url: spec.url,
+        branch: spec.branch ?? 'main',
+        cacheDir: ctx.settings.cacheDir,
+        auth,
+        logger: ctx.logger,
+        targets: this.targets,
+        ...(ctx.settings.git?.maxFetchBytes ? { http: { maxResponseBytes: ctx.settings.git.maxFetchBytes } } : {}),
+      }),
       snapshots: new SnapshotBuilder(),
     };
     this.sources.set(key, state);

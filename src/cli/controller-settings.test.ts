@@ -1,0 +1,72 @@
+// Production settings reach the controller (issue 11 items 2, 5, 10): each SLESS_* variable ends up in
+// the ControllerSettings the reconcilers and object builders read.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadControllerConfig } from '../config/config.ts';
+import { buildJob } from '../platform/kubernetes/objects/build-job.ts';
+import { functionDeployment } from '../platform/kubernetes/objects/function-workload.ts';
+import { controllerSettings } from './controller.ts';
+
+const base = { SLESS_JWT_SECRET: 's3cret', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
+
+describe('sless controller settings', () => {
+  it('defaults: public git targets only, 10 s interval floor, per-repository and per-namespace caps', () => {
+    const s = controllerSettings(loadControllerConfig([], base));
+    assert.deepEqual(s.git, { allowedHosts: [], deniedCidrs: [], crossHostRedirects: false, maxFetchBytes: 256 * 1024 * 1024, maxFunctions: 500, minIntervalMs: 10_000 });
+    assert.deepEqual(s.limits, { functionsPerNamespace: 1000, repositoriesPerNamespace: 20 });
+    assert.equal(s.resyncMs, 600_000);
+    assert.deepEqual(s.concurrency, { syncs: 2, builds: 8, reconciles: 8, uploads: 8 });
+    assert.equal(s.build?.activeDeadlineSeconds, 1800);
+    assert.equal(s.imagePullSecrets, undefined);
+    assert.equal(s.registrySecretName, undefined);
+  });
+
+  it('takes every production knob from SLESS_* variables', () => {
+    const s = controllerSettings(
+      loadControllerConfig([], {
+        ...base,
+        SLESS_GIT_ALLOWED_HOSTS: 'gitea.gitea.svc, 10.96.7.0/24',
+        SLESS_GIT_DENIED_CIDRS: '203.0.113.0/24',
+        SLESS_GIT_CROSS_HOST_REDIRECTS: 'true',
+        SLESS_GIT_MAX_FETCH_BYTES: '1048576',
+        SLESS_MAX_FUNCTIONS_PER_REPOSITORY: '50',
+        SLESS_MAX_FUNCTIONS_PER_NAMESPACE: '60',
+        SLESS_MAX_REPOSITORIES_PER_NAMESPACE: '3',
+        SLESS_MIN_INTERVAL: '30s',
+        SLESS_IMAGE_PULL_SECRETS: 'pull-a,pull-b',
+        SLESS_REGISTRY_SECRET: 'push-creds',
+        SLESS_RESYNC_PERIOD: '20m',
+        SLESS_SYNC_CONCURRENCY: '4',
+        SLESS_BUILD_CONCURRENCY: '3',
+        SLESS_RECONCILE_CONCURRENCY: '16',
+        SLESS_UPLOAD_CONCURRENCY: '2',
+        SLESS_BUILD_CPU: '2',
+        SLESS_BUILD_MEMORY: '3Gi',
+        SLESS_BUILD_TIMEOUT: '15m',
+      }),
+    );
+    assert.deepEqual(s.git, { allowedHosts: ['gitea.gitea.svc', '10.96.7.0/24'], deniedCidrs: ['203.0.113.0/24'], crossHostRedirects: true, maxFetchBytes: 1048576, maxFunctions: 50, minIntervalMs: 30_000 });
+    assert.deepEqual(s.limits, { functionsPerNamespace: 60, repositoriesPerNamespace: 3 });
+    assert.deepEqual(s.imagePullSecrets, ['pull-a', 'pull-b']);
+    assert.equal(s.registrySecretName, 'push-creds');
+    assert.equal(s.resyncMs, 20 * 60_000);
+    assert.deepEqual(s.concurrency, { syncs: 4, builds: 3, reconciles: 16, uploads: 2 });
+    assert.deepEqual(s.build, { activeDeadlineSeconds: 900, cpu: '2', memory: '3Gi' });
+
+    const job = buildJob(s, { namespace: 'team', name: 'fn', buildKey: 'a'.repeat(64), s3Bucket: 'contexts', s3Key: 'contexts/x.tar.gz' });
+    assert.equal(job.spec?.activeDeadlineSeconds, 900);
+    const kaniko = job.spec?.template.spec?.containers[0];
+    assert.deepEqual(kaniko?.resources?.requests, { cpu: '2', memory: '3Gi' });
+    assert.ok(JSON.stringify(job).includes('"secretName":"push-creds"'), 'kaniko pushes with the named registry Secret');
+    const fn = { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', metadata: { name: 'fn', namespace: 'team', uid: 'u' }, spec: { runtime: 'nodejs20' } };
+    const deployment = functionDeployment(s, fn as never, { imageRef: 'reg.example/sless/team-fn:abc@sha256:' + 'a'.repeat(64), httpEnabled: true });
+    assert.deepEqual(deployment.spec?.template.spec?.imagePullSecrets, [{ name: 'pull-a' }, { name: 'pull-b' }]);
+  });
+
+  it('names the setting when a value is wrong', () => {
+    assert.throws(() => loadControllerConfig([], { ...base, SLESS_BUILD_MEMORY: 'lots' }), /SLESS_BUILD_MEMORY.*Kubernetes quantity/);
+    assert.throws(() => loadControllerConfig([], { ...base, SLESS_MIN_INTERVAL: '1 second' }), /SLESS_MIN_INTERVAL/);
+    assert.throws(() => loadControllerConfig([], { ...base, SLESS_SYNC_CONCURRENCY: '0' }), /SLESS_SYNC_CONCURRENCY/);
+    assert.throws(() => controllerSettings(loadControllerConfig([], { ...base, SLESS_GIT_DENIED_CIDRS: '10.0.0.0/99' })), /SLESS_GIT_DENIED_CIDRS.*prefix length/);
+  });
+});

@@ -1,0 +1,62 @@
+// `sless controller` settings for production and for many tenants (issue 11 items 2, 5, 10): what the
+// repository syncs may reach and fetch, fair-share limits, and the knobs of builds and reconciles.
+// Specs only; config.ts reads them with the rest.
+import { z } from 'zod';
+import {
+  DEFAULT_FUNCTIONS_PER_NAMESPACE,
+  DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
+  DEFAULT_MIN_INTERVAL_MS,
+  DEFAULT_REPOSITORIES_PER_NAMESPACE,
+} from '../platform/kubernetes/settings.ts';
+import { DEFAULT_MAX_FETCH_BYTES } from '../source/git-http.ts';
+import { duration, type SettingSpec } from './resolve-settings.ts';
+
+/** A comma-separated list; blanks dropped. */
+const list = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .optional();
+const positive = z.coerce.number().int().min(1);
+/** Kubernetes quantities as a container's resources take them (`500m`, `2`, `1Gi`). */
+const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity like 500m, 2, 512Mi or 2Gi').optional();
+
+export const controllerTuningSpecs = {
+  gitAllowedHosts: {
+    env: 'SLESS_GIT_ALLOWED_HOSTS',
+    schema: list,
+    describe: 'internal git hosts repositories may use: names (gitea.gitea.svc, optionally :port), addresses or CIDR ranges, comma-separated',
+  },
+  gitDeniedCidrs: {
+    env: 'SLESS_GIT_DENIED_CIDRS',
+    schema: list,
+    describe: "more ranges repository URLs may not reach, e.g. the cluster's Service and Pod CIDRs when they are not private ranges",
+  },
+  gitCrossHostRedirects: {
+    env: 'SLESS_GIT_CROSS_HOST_REDIRECTS',
+    schema: z.enum(['1', 'true', '0', 'false']).transform((v) => v === '1' || v === 'true'),
+    default: false,
+    describe: 'follow git redirects to other hosts (each still checked)',
+  },
+  gitMaxFetchBytes: { env: 'SLESS_GIT_MAX_FETCH_BYTES', schema: positive, default: DEFAULT_MAX_FETCH_BYTES, describe: 'most bytes one git response of a sync may bring' },
+  maxFunctionsPerRepository: { env: 'SLESS_MAX_FUNCTIONS_PER_REPOSITORY', schema: positive, default: DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, describe: 'most function folders one repository may hold' },
+  maxFunctionsPerNamespace: { env: 'SLESS_MAX_FUNCTIONS_PER_NAMESPACE', schema: positive, default: DEFAULT_FUNCTIONS_PER_NAMESPACE, describe: 'most Functions one namespace may hold (git and /v1 together)' },
+  maxRepositoriesPerNamespace: { env: 'SLESS_MAX_REPOSITORIES_PER_NAMESPACE', schema: positive, default: DEFAULT_REPOSITORIES_PER_NAMESPACE, describe: 'most FunctionRepositories /v1 creates in one namespace' },
+  minInterval: { env: 'SLESS_MIN_INTERVAL', schema: duration, default: DEFAULT_MIN_INTERVAL_MS, describe: 'shortest spec.interval honoured (shorter ones are raised to it)' },
+  apiRateLimit: { env: 'SLESS_API_RATE_LIMIT', schema: positive, default: 600, describe: '/v1 requests per minute per token subject (or client address)' },
+  hooksRateLimit: { env: 'SLESS_HOOKS_RATE_LIMIT', schema: positive, default: 120, describe: '/hooks requests per minute per repository' },
+  imagePullSecrets: { env: 'SLESS_IMAGE_PULL_SECRETS', schema: list, describe: 'Secrets (in each function namespace) function pods pull their image with, comma-separated' },
+  registrySecret: { env: 'SLESS_REGISTRY_SECRET', schema: z.string().min(1).optional(), describe: 'Secret in the build namespace with the docker config.json kaniko pushes with (default sless-registry)' },
+  resyncPeriod: { env: 'SLESS_RESYNC_PERIOD', schema: duration, default: 600_000, describe: 'every object is reconciled again at least this often' },
+  syncConcurrency: { env: 'SLESS_SYNC_CONCURRENCY', schema: positive, default: 2, describe: 'repository syncs at once' },
+  buildConcurrency: { env: 'SLESS_BUILD_CONCURRENCY', schema: positive, default: 8, describe: 'Function reconciles (builds, rollouts) at once' },
+  reconcileConcurrency: { env: 'SLESS_RECONCILE_CONCURRENCY', schema: positive, default: 8, describe: 'Trigger and FunctionJob reconciles at once' },
+  uploadConcurrency: { env: 'SLESS_UPLOAD_CONCURRENCY', schema: positive, default: 8, describe: 'build-context uploads at once per sync' },
+  buildCpu: { env: 'SLESS_BUILD_CPU', schema: quantity, describe: 'CPU request and limit of a build container (e.g. 1)' },
+  buildMemory: { env: 'SLESS_BUILD_MEMORY', schema: quantity, describe: 'memory request and limit of a build container (e.g. 2Gi)' },
+  buildTimeout: { env: 'SLESS_BUILD_TIMEOUT', schema: duration, default: 1_800_000, describe: 'a build running longer fails (activeDeadlineSeconds)' },
+} satisfies Record<string, SettingSpec<unknown>>;
