@@ -2,6 +2,7 @@
 // because a misspelt key (`memory: 512`) silently ignored is worse than a failed sync.
 import { posix } from 'node:path';
 import { z } from 'zod';
+import { FUNCTION_DEFAULTS } from './defaults.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { checkCron, checkTimezone } from './check-cron.ts';
 
@@ -100,8 +101,8 @@ export const manifestSchema = z.strictObject({
     error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${RUNTIMES.join(', ')}`),
   }),
   entrypoint: z.string().optional(),
-  memory_mb: intIn(64, 8192).default(128),
-  timeout_sec: intIn(1, 900).default(30),
+  memory_mb: intIn(64, 8192).default(FUNCTION_DEFAULTS.memoryMb),
+  timeout_sec: intIn(1, 900).default(FUNCTION_DEFAULTS.timeoutSec),
   env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' })).default({}),
   env_from_secrets: z
     .array(
@@ -113,7 +114,7 @@ export const manifestSchema = z.strictObject({
     .default([]),
   include: z.array(repoPath).default([]),
   ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
-  http: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+  http: z.strictObject({ enabled: z.boolean().default(FUNCTION_DEFAULTS.httpEnabled) }).default({ enabled: FUNCTION_DEFAULTS.httpEnabled }),
   schedules: z.array(schedule).default([]),
   jobs: z.array(job).default([]),
 });
@@ -128,7 +129,7 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
 
 export type RawManifest = z.output<typeof manifestSchema>;
 
-export const DEFAULT_ENTRYPOINT = 'handler.handle';
+export const DEFAULT_ENTRYPOINT = FUNCTION_DEFAULTS.entrypoint;
 
 export function checkEntrypoint(runtime: Runtime, entrypoint: string): string | undefined {
   if (runtime.startsWith('python')) {

@@ -1,14 +1,10 @@
 // What a Platform fills in when a /v1 FunctionInput leaves a field out: the defaults a function.yaml
 // gets too, so a function made through /v1 reads back the same on every platform.
+import { FUNCTION_DEFAULTS } from '../manifest/defaults.ts';
 import type { FunctionInput, FunctionRecord } from './types.ts';
 
-/** The same values as the manifest schema's and the CRDs' defaults. */
-export const FUNCTION_INPUT_DEFAULTS = {
-  entrypoint: 'handler.handle',
-  memoryMb: 128,
-  timeoutSec: 30,
-  httpEnabled: true,
-} as const;
+/** The same values as the manifest schema's and the CRDs' defaults (one source: manifest/defaults.ts). */
+export const FUNCTION_INPUT_DEFAULTS = FUNCTION_DEFAULTS;
 
 /** The fields of a FunctionRecord that a FunctionInput decides. */
 export type FunctionSettings = Pick<

@@ -61,7 +61,7 @@ test('sum-job ran its job once: 100 + 200 + 300', async () => {
 });
 
 test('clock-cron has its schedule as an active cron trigger in its time zone', async () => {
-  const res = await fetch(`${dev.url}/v1/namespaces/dev/triggers/clock-cron-every-minute`, {
+  const res = await fetch(`${dev.url}/v1/namespaces/dev/triggers/clock-cron-cron-every-minute`, {
     headers: { authorization: `Bearer ${await dev.adminToken()}` },
   });
   const t = (await res.json()) as Record<string, unknown>;

@@ -15,7 +15,9 @@ import type {
   WebhookTarget,
 } from '../../src/platform/types.ts';
 import { PlatformError } from '../../src/platform/types.ts';
+import { JOB_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../src/manifest/defaults.ts';
 import { functionSettingsOf } from '../../src/platform/records.ts';
+import { triggerInputProblem } from '../../src/platform/rules.ts';
 
 const key = (ns: string, name: string) => `${ns}/${name}`;
 
@@ -94,8 +96,12 @@ export class MemoryPlatform implements Platform {
     return get(this.triggers, namespace, name, 'trigger');
   }
   async createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
-    await this.getFunction(namespace, input.functionRef);
-    const t: TriggerRecord = { ...input, namespace, enabled: input.enabled ?? true, active: input.enabled ?? true, managedBy: 'api' };
+    if (this.triggers.has(key(namespace, input.name))) throw new PlatformError('already_exists', `trigger ${namespace}/${input.name} already exists`);
+    const problem = triggerInputProblem(input);
+    if (problem) throw new PlatformError('invalid', problem);
+    this.functionFor(namespace, input.functionRef, `trigger ${input.name}`);
+    const enabled = input.enabled ?? TRIGGER_DEFAULTS.enabled;
+    const t: TriggerRecord = { ...input, namespace, enabled, active: enabled, managedBy: 'api' };
     this.triggers.set(key(namespace, input.name), t);
     return t;
   }
@@ -110,8 +116,9 @@ export class MemoryPlatform implements Platform {
   }
 
   async createJob(namespace: string, input: JobInput): Promise<JobRecord> {
-    await this.getFunction(namespace, input.functionRef);
-    const j: JobRecord = { ...input, namespace, runId: input.runId ?? 1, phase: 'Pending', managedBy: 'api' };
+    if (this.jobs.has(key(namespace, input.name))) throw new PlatformError('already_exists', `job ${namespace}/${input.name} already exists`);
+    this.functionFor(namespace, input.functionRef, `job ${input.name}`);
+    const j: JobRecord = { ...input, namespace, runId: input.runId ?? JOB_DEFAULTS.runId, phase: 'Pending', managedBy: 'api' };
     this.jobs.set(key(namespace, input.name), j);
     return j;
   }
@@ -137,11 +144,11 @@ export class MemoryPlatform implements Platform {
       name: input.name,
       namespace,
       url: input.url,
-      branch: input.branch ?? 'main',
-      path: input.path ?? '',
-      interval: input.interval ?? '1m',
-      suspend: input.suspend ?? false,
-      prune: input.prune ?? true,
+      branch: input.branch ?? REPOSITORY_DEFAULTS.branch,
+      path: input.path ?? REPOSITORY_DEFAULTS.path,
+      interval: input.interval ?? REPOSITORY_DEFAULTS.interval,
+      suspend: input.suspend ?? REPOSITORY_DEFAULTS.suspend,
+      prune: input.prune ?? REPOSITORY_DEFAULTS.prune,
       secretName: input.credentials || input.webhookSecret ? `${input.name}-credentials` : undefined,
       webhookPath: `/hooks/${namespace}/${input.name}`,
       functions: [],
@@ -171,6 +178,13 @@ export class MemoryPlatform implements Platform {
   manageByGit(namespace: string, name: string, repository: string): void {
     const fn = this.functions.get(key(namespace, name));
     if (fn) this.functions.set(key(namespace, name), { ...fn, managedBy: `git:${repository}` });
+  }
+
+  /** As on the real platforms: a trigger or job naming a missing function is an invalid input. */
+  private functionFor(namespace: string, fn: string, what: string): FunctionRecord {
+    const f = this.functions.get(key(namespace, fn));
+    if (!f) throw new PlatformError('invalid', `${what} names function ${fn}, which does not exist in ${namespace}`);
+    return f;
   }
 
   private editable(namespace: string, name: string): FunctionRecord {

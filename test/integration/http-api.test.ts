@@ -168,7 +168,7 @@ describe('/v1', async () => {
     assert.deepEqual(created.json(), { name: 'seed', function_ref: 'job-fn', event_json: '{"input":[1,2]}', run_id: 3, phase: 'Pending', managed_by: 'api' });
     assert.equal((await call('GET', '/jobs/seed')).json().run_id, 3);
     assert.equal((await call('DELETE', '/jobs/seed')).statusCode, 204);
-    assert.equal((await call('POST', '/jobs', { name: 'x', function_ref: 'missing-fn' })).statusCode, 404);
+    assert.equal((await call('POST', '/jobs', { name: 'x', function_ref: 'missing-fn' })).json().code, 'invalid');
   });
 
   it('keeps repository credentials and webhook secrets in, never out', async () => {

@@ -1,6 +1,7 @@
 // /v1 repositories on Kubernetes: FunctionRepository objects and the Secret with their git credentials
 // and webhook secret (owned by the repository, removed with it); syncs are asked for by annotation.
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { REPOSITORY_DEFAULTS } from '../../manifest/defaults.ts';
 import { PlatformError, type RepositoryInput, type RepositoryRecord, type WebhookTarget } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { ANNOTATIONS, API_VERSION } from './objects/meta.ts';
@@ -49,8 +50,8 @@ export class KubeRepositories {
         branch: input.branch ?? CRD_DEFAULTS.branch,
         ...(input.path ? { path: input.path } : {}),
         interval: input.interval ?? CRD_DEFAULTS.interval,
-        suspend: input.suspend ?? false,
-        prune: input.prune ?? true,
+        suspend: input.suspend ?? REPOSITORY_DEFAULTS.suspend,
+        prune: input.prune ?? REPOSITORY_DEFAULTS.prune,
         ...(secretData ? { secretRef: { name: secretName } } : {}),
       },
     };

@@ -1,6 +1,7 @@
 // /v1 triggers and jobs on Kubernetes: Trigger and FunctionJob objects owned by their Function (so they
 // go with it), refused for objects a FunctionRepository generates.
-import { checkCron, checkTimezone } from '../../manifest/check-cron.ts';
+import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type TriggerInput, type TriggerRecord } from '../types.ts';
 import { API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionJobResource, FunctionResource, TriggerResource } from './objects/resources.ts';
@@ -30,11 +31,8 @@ export class KubeTriggersAndJobs {
 
   async createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
     const what = `trigger ${namespace}/${input.name}`;
-    if (input.type === 'cron') {
-      if (!input.schedule) throw new PlatformError('invalid', `cron ${what} needs a schedule, e.g. "0 3 * * *"`);
-      const problem = checkCron(input.schedule) ?? (input.timezone ? checkTimezone(input.timezone) : undefined);
-      if (problem) throw new PlatformError('invalid', `${what}: ${problem}`);
-    }
+    const problem = triggerInputProblem(input);
+    if (problem) throw new PlatformError('invalid', problem);
     const fn = await this.functionFor(namespace, input.functionRef, what);
     const body: TriggerResource = {
       apiVersion: API_VERSION,
@@ -46,7 +44,7 @@ export class KubeTriggersAndJobs {
         ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
         ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
         ...(input.eventJson !== undefined ? { eventJSON: input.eventJson } : {}),
-        enabled: input.enabled ?? true,
+        enabled: input.enabled ?? TRIGGER_DEFAULTS.enabled,
       },
     };
     const created = await this.objects.create('Trigger', namespace, body, what);
@@ -88,7 +86,7 @@ export class KubeTriggersAndJobs {
       metadata: { name: input.name, namespace, labels: { ...API_LABELS, [LABELS.function]: input.functionRef }, ownerReferences: [ownedBy(fn)] },
       spec: {
         functionRef: input.functionRef,
-        runID: input.runId ?? 1,
+        runID: input.runId ?? JOB_DEFAULTS.runId,
         ...(input.eventJson !== undefined ? { eventJSON: input.eventJson } : {}),
       },
     };

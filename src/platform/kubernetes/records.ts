@@ -1,19 +1,21 @@
 // Between the sless objects in the API server and the platform's records (pure). Who manages an object
 // is read from the `sless.kube5s.ru/repository` label that every FunctionRepository puts on what it
 // generates; objects without it were made through /v1.
+import { FUNCTION_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import type { Runtime } from '../../manifest/types.ts';
+import { servesHttp } from '../rules.ts';
 import type { FunctionRecord, JobRecord, ManagedBy, RepositoryRecord, TriggerRecord } from '../types.ts';
 import { LABELS } from './objects/meta.ts';
 import type { Condition, FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
 
 /** What the CRDs default when a field is absent (crds/*.yaml). */
 export const CRD_DEFAULTS = {
-  entrypoint: 'handler.handle',
-  memoryMB: 128,
-  timeoutSec: 30,
-  branch: 'main',
-  path: '',
-  interval: '1m',
+  entrypoint: FUNCTION_DEFAULTS.entrypoint,
+  memoryMB: FUNCTION_DEFAULTS.memoryMb,
+  timeoutSec: FUNCTION_DEFAULTS.timeoutSec,
+  branch: REPOSITORY_DEFAULTS.branch,
+  path: REPOSITORY_DEFAULTS.path,
+  interval: REPOSITORY_DEFAULTS.interval,
 } as const;
 
 interface Labelled {
@@ -38,7 +40,7 @@ export function publicFunctionUrl(publicBaseUrl: string | undefined, namespace: 
 /** Whether the http Triggers of a function allow serving: none means enabled (as the Function reconciler decides). */
 export function httpEnabledFrom(triggers: readonly TriggerResource[], fnName: string): boolean {
   const http = triggers.filter((t) => t.spec?.type === 'http' && t.spec.functionRef === fnName);
-  return http.length === 0 || http.some((t) => t.spec?.enabled !== false);
+  return servesHttp(http.map((t) => t.spec?.enabled ?? TRIGGER_DEFAULTS.enabled));
 }
 
 function iso(t: string | Date | undefined): string | undefined {
@@ -72,7 +74,7 @@ export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolea
 
 export function triggerRecord(t: TriggerResource): TriggerRecord {
   const spec = t.spec;
-  const enabled = spec?.enabled !== false;
+  const enabled = spec?.enabled ?? TRIGGER_DEFAULTS.enabled;
   return {
     name: t.metadata?.name ?? '',
     namespace: t.metadata?.namespace ?? '',
@@ -129,8 +131,8 @@ export function repositoryRecord(r: RepositoryResource): RepositoryRecord {
     branch: spec?.branch ?? CRD_DEFAULTS.branch,
     path: spec?.path ?? CRD_DEFAULTS.path,
     interval: spec?.interval ?? CRD_DEFAULTS.interval,
-    suspend: spec?.suspend ?? false,
-    prune: spec?.prune ?? true,
+    suspend: spec?.suspend ?? REPOSITORY_DEFAULTS.suspend,
+    prune: spec?.prune ?? REPOSITORY_DEFAULTS.prune,
     secretName: spec?.secretRef?.name,
     revision: status.revision || undefined,
     lastSyncTime: iso(status.lastSyncTime),

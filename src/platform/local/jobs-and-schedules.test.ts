@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import type { FunctionManifest } from '../../manifest/types.ts';
+import { checkCron } from '../../manifest/check-cron.ts';
+import { cronTriggerName } from '../names.ts';
 import { PlatformError } from '../types.ts';
 import { ChildGroup } from './child-group.ts';
 import { JobsAndSchedules } from './jobs-and-schedules.ts';
@@ -106,17 +108,39 @@ test('a job a stop of sless dev interrupted runs again at the next start', async
   jobs.stop();
 });
 
-test('schedules become cron triggers named <function>-<schedule>; /v1 cannot delete them', async () => {
+test('schedules become cron triggers named as on Kubernetes, <function>-cron-<schedule>; /v1 cannot delete them', async () => {
   const { jobs } = await setup();
   jobs.applyManifest('dev', manifest([], [{ name: 'nightly', cron: '0 3 * * *', timezone: 'Europe/Moscow', event: { kind: 'nightly' } }]));
-  const t = jobs.getTrigger('dev', 'summer-nightly');
+  const t = jobs.getTrigger('dev', cronTriggerName('summer', 'nightly'));
+  assert.equal(t.name, 'summer-cron-nightly');
   assert.deepEqual([t.type, t.schedule, t.timezone, t.eventJson, t.active], ['cron', '0 3 * * *', 'Europe/Moscow', '{"kind":"nightly"}', true]);
-  await assert.rejects(jobs.deleteTrigger('dev', 'summer-nightly'), (e: PlatformError) => e.code === 'managed_by_git' && e.repository === 'local');
-  await jobs.setTriggerEnabled('dev', 'summer-nightly', false);
+  await assert.rejects(jobs.deleteTrigger('dev', 'summer-cron-nightly'), (e: PlatformError) => e.code === 'managed_by_git' && e.repository === 'local');
+  await jobs.setTriggerEnabled('dev', 'summer-cron-nightly', false);
   jobs.applyManifest('dev', manifest([], [{ name: 'nightly', cron: '0 4 * * *' }]));
-  assert.equal(jobs.getTrigger('dev', 'summer-nightly').enabled, false, 'a PATCH survives the next sync');
+  assert.equal(jobs.getTrigger('dev', 'summer-cron-nightly').enabled, false, 'a PATCH survives the next sync');
   jobs.applyManifest('dev', manifest([], []));
   assert.deepEqual(jobs.listTriggers('dev'), []);
+  jobs.stop();
+});
+
+test('a schedule trigger stored under the old dev name <function>-<schedule> is taken over with its state', async () => {
+  const { jobs, state } = await setup();
+  state.data.triggers['dev/summer-nightly'] = {
+    name: 'summer-nightly',
+    namespace: 'dev',
+    type: 'cron',
+    functionRef: 'summer',
+    schedule: '0 3 * * *',
+    enabled: false,
+    active: false,
+    lastScheduleTime: '2026-01-01T03:00:00.000Z',
+    managedBy: 'git:local',
+  };
+  jobs.applyManifest('dev', manifest([], [{ name: 'nightly', cron: '0 3 * * *' }]));
+  assert.deepEqual(
+    jobs.listTriggers('dev').map((t) => [t.name, t.enabled, t.lastScheduleTime]),
+    [['summer-cron-nightly', false, '2026-01-01T03:00:00.000Z']],
+  );
   jobs.stop();
 });
 
@@ -124,7 +148,15 @@ test('/v1 triggers are checked: a bad cron, a missing function', async () => {
   const { jobs } = await setup();
   await assert.rejects(
     jobs.createTrigger('dev', { name: 't1', type: 'cron', functionRef: 'summer', schedule: '61 * * * *' }),
-    (e: PlatformError) => e.code === 'invalid' && /schedule "61 \* \* \* \*" is not valid/.test(e.message),
+    (e: PlatformError) => e.code === 'invalid' && e.message === `trigger t1: ${checkCron('61 * * * *') ?? ''}`,
+  );
+  // The function.yaml rule, not croner's: croner takes six fields and a 7 for Sunday, CronJobs do not.
+  for (const schedule of ['0 0 3 * * *', '0 3 * * 7']) {
+    await assert.rejects(jobs.createTrigger('dev', { name: 't4', type: 'cron', functionRef: 'summer', schedule }), (e: PlatformError) => e.code === 'invalid');
+  }
+  await assert.rejects(
+    jobs.createTrigger('dev', { name: 't5', type: 'cron', functionRef: 'summer', schedule: '* * * * *', timezone: '+03:00' }),
+    (e: PlatformError) => e.code === 'invalid' && /IANA/.test(e.message),
   );
   await assert.rejects(
     jobs.createTrigger('dev', { name: 't2', type: 'cron', functionRef: 'nope', schedule: '* * * * *' }),

@@ -1,9 +1,11 @@
-// Cron triggers and one-shot jobs of `sless dev`: the ones function.yaml declares (schedule `s` of
-// function `f` is the trigger `f-s`, job `j` is the job `f-j`) and the ones made through /v1. Both
-// run the function once in job mode (runtime with SLESS_MODE=job, SLESS_EVENT). A job runs when its
+// Cron triggers and one-shot jobs of `sless dev`: the ones function.yaml declares (named as on
+// Kubernetes, names.ts: schedule `s` of function `f` is the trigger `f-cron-s`, job `j` is the job
+// `f-j`) and the ones made through /v1. Both run the function once in job mode (runtime with SLESS_MODE=job, SLESS_EVENT). A job runs when its
 // run_id is larger than the last one run; its result stays in state.json for /v1 .../jobs/<name>.
-import { Cron } from 'croner';
+import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
+import { cronTriggerName, functionJobName, legacyDevTriggerName } from '../names.ts';
+import { triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type ManagedBy, type TriggerInput, type TriggerRecord } from '../types.ts';
 import type { ChildGroup, CommandSpec } from './child-group.ts';
 import { LocalScheduler } from './local-scheduler.ts';
@@ -27,9 +29,6 @@ export interface JobsAndSchedulesOptions {
   /** Runs work in the background, logging failures; the owner waits for it on close. */
   readonly track: (p: Promise<unknown>) => void;
 }
-
-export const triggerName = (fn: string, schedule: string) => `${fn}-${schedule}`;
-export const jobName = (fn: string, job: string) => `${fn}-${job}`;
 
 export function notFound(kind: string, namespace: string, name: string): PlatformError {
   return new PlatformError('not_found', `${kind} ${namespace}/${name} does not exist`);
@@ -66,10 +65,10 @@ export class JobsAndSchedules {
   applyManifest(namespace: string, m: FunctionManifest): void {
     const wanted = new Set<string>();
     for (const s of m.schedules) {
-      const name = triggerName(m.name, s.name);
+      const name = cronTriggerName(m.name, s.name);
       const key = stateKey(namespace, name);
       wanted.add(key);
-      const old = this.#data.triggers[key];
+      const old = this.#data.triggers[key] ?? this.#legacyTrigger(namespace, m.name, s.name);
       const t: TriggerRecord = {
         name,
         namespace,
@@ -94,12 +93,18 @@ export class JobsAndSchedules {
       }
     }
     for (const j of m.jobs) {
-      const name = jobName(m.name, j.name);
+      const name = functionJobName(m.name, j.name);
       const old = this.#data.jobs[stateKey(namespace, name)];
       if (old && old.runId >= j.runId) continue;
       const eventJson = j.event === undefined ? undefined : JSON.stringify(j.event);
       this.#begin({ name, namespace, functionRef: m.name, eventJson, runId: j.runId, phase: 'Pending', managedBy: this.#o.managedBy });
     }
+  }
+
+  /** A schedule's trigger as sless dev stored it before the names were shared (`<fn>-<schedule>`), so its state carries over. */
+  #legacyTrigger(namespace: string, fn: string, schedule: string): TriggerRecord | undefined {
+    const t = this.#data.triggers[stateKey(namespace, legacyDevTriggerName(fn, schedule))];
+    return t && t.type === 'cron' && t.functionRef === fn && t.managedBy === this.#o.managedBy ? t : undefined;
   }
 
   /** Drops the triggers of a removed function and the jobs the repository declared for it. */
@@ -207,16 +212,9 @@ export class JobsAndSchedules {
     if (!this.#o.functionExists(namespace, input.functionRef)) {
       throw new PlatformError('invalid', `trigger ${input.name} names function ${input.functionRef}, which does not exist in ${namespace}`);
     }
-    if (input.type === 'cron') {
-      if (!input.schedule) throw new PlatformError('invalid', `cron trigger ${input.name} needs a schedule, e.g. "0 3 * * *"`);
-      try {
-        new Cron(input.schedule, { timezone: input.timezone, paused: true }).stop();
-      } catch (err) {
-        const where = input.timezone ? ` in ${input.timezone}` : '';
-        throw new PlatformError('invalid', `trigger ${input.name}: schedule "${input.schedule}"${where} is not valid: ${(err as Error).message}`, { cause: err });
-      }
-    }
-    const enabled = input.enabled ?? true;
+    const problem = triggerInputProblem(input);
+    if (problem) throw new PlatformError('invalid', problem);
+    const enabled = input.enabled ?? TRIGGER_DEFAULTS.enabled;
     const t: TriggerRecord = {
       name: input.name,
       namespace,
@@ -261,7 +259,7 @@ export class JobsAndSchedules {
     if (!this.#o.functionExists(namespace, input.functionRef)) {
       throw new PlatformError('invalid', `job ${input.name} names function ${input.functionRef}, which does not exist in ${namespace}`);
     }
-    const runId = input.runId ?? 1;
+    const runId = input.runId ?? JOB_DEFAULTS.runId;
     this.#begin({ name: input.name, namespace, functionRef: input.functionRef, eventJson: input.eventJson, runId, phase: 'Pending', managedBy: 'api' });
     await this.#o.state.save();
     return this.getJob(namespace, input.name);

@@ -1,5 +1,4 @@
 // Labels, owner references and deterministic names shared by every object builder.
-import { createHash } from 'node:crypto';
 import { ANNOTATION_REQUESTED_AT, API_VERSION, GROUP, LABEL_REPOSITORY } from '../crd-types.ts';
 
 export { API_VERSION, GROUP };
@@ -46,20 +45,7 @@ export function controllerRef(owner: ObjectRef, kind: string): OwnerReference {
   return { apiVersion: API_VERSION, kind, name, uid, controller: true, blockOwnerDeletion: true };
 }
 
-/**
- * A DNS-1123 label (<= max chars) made of `parts` joined by '-'. When too long, the joined name is cut and
- * a short hash of the full name is appended, so distinct inputs stay distinct and the result is stable.
- */
-export function dnsLabel(parts: readonly string[], max = 63): string {
-  const full = parts.join('-').toLowerCase();
-  if (full.length <= max) return full;
-  const hash = shortHash(full, 8);
-  return `${full.slice(0, max - hash.length - 1).replace(/-+$/, '')}-${hash}`;
-}
-
-export function shortHash(text: string, length: number): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
-}
+export { dnsLabel, shortHash } from '../../names.ts';
 
 /** Labels every object the controller creates for one function carries. */
 export function functionLabels(namespace: string, name: string): Record<string, string> {

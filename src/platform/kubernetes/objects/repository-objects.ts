@@ -2,7 +2,8 @@
 // http, one per schedule) and its FunctionJobs. Applied with server-side apply; whatever a repository owns
 // and no longer wants is pruned.
 import type { FunctionManifest } from '../../../manifest/types.ts';
-import { API_VERSION, LABELS, controllerRef, dnsLabel } from './meta.ts';
+import { cronTriggerName, functionJobName, httpTriggerName } from '../../names.ts';
+import { API_VERSION, LABELS, controllerRef } from './meta.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './resources.ts';
 
 export interface FunctionSource {
@@ -21,15 +22,7 @@ export interface RepositoryObjects {
   readonly jobs: FunctionJobResource[];
 }
 
-export function httpTriggerName(fn: string): string {
-  return dnsLabel([fn, 'http']);
-}
-export function cronTriggerName(fn: string, schedule: string): string {
-  return dnsLabel([fn, 'cron', schedule]);
-}
-export function functionJobName(fn: string, job: string): string {
-  return dnsLabel([fn, job]);
-}
+export { cronTriggerName, functionJobName, httpTriggerName };
 
 function ownedMeta(repo: RepositoryResource, name: string, fnName: string) {
   const repoName = repo.metadata?.name ?? '';

@@ -10,6 +10,7 @@ import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
+import { httpEnabledFrom } from '../records.ts';
 import type { BuildRecord } from '../../../store/types.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
@@ -26,10 +27,9 @@ export function functionUrl(ctx: Pick<ReconcileContext, 'settings'>, namespace: 
   return `${(ctx.settings.publicBaseUrl ?? '').replace(/\/+$/, '')}/fn/${namespace}/${name}`;
 }
 
-/** Whether the function's http Trigger(s) allow serving; no http Trigger means enabled (API-made functions). */
+/** Whether the function's http Trigger(s) allow serving (the one rule: none, or any enabled; records.ts). */
 export function httpEnabled(ctx: Pick<ReconcileContext, 'caches'>, namespace: string, name: string): boolean {
-  const http = ctx.caches.triggers.list(namespace).filter((t) => t.spec?.type === 'http' && t.spec.functionRef === name);
-  return http.length === 0 || http.some((t) => t.spec?.enabled !== false);
+  return httpEnabledFrom(ctx.caches.triggers.list(namespace), name);
 }
 
 export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn: FunctionResource): string | undefined {

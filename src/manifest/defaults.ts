@@ -1,0 +1,23 @@
+// The one source of the defaults a function gets where its definition is silent: function.yaml, a /v1
+// input, a Function object (crds/function.yaml states the same values; a test holds them equal), and
+// the repository, trigger and job defaults both platforms apply.
+export const FUNCTION_DEFAULTS = {
+  entrypoint: 'handler.handle',
+  memoryMb: 128,
+  timeoutSec: 30,
+  httpEnabled: true,
+} as const;
+
+export const REPOSITORY_DEFAULTS = {
+  branch: 'main',
+  /** The repository root. */
+  path: '',
+  interval: '1m',
+  suspend: false,
+  prune: true,
+} as const;
+
+export const TRIGGER_DEFAULTS = { enabled: true } as const;
+
+/** A job made through /v1 without run_id runs once. */
+export const JOB_DEFAULTS = { runId: 1 } as const;

@@ -1,0 +1,22 @@
+// Rules both platforms (and the test MemoryPlatform) apply the same way, so a client sees one behaviour.
+import { checkCron, checkTimezone } from '../manifest/check-cron.ts';
+import type { TriggerInput } from './types.ts';
+
+/**
+ * Whether a function serves /fn, given the enabled flags of its http triggers: while it has none, or
+ * while any of them is enabled. Disabled means /fn answers 503 (and 0 replicas on Kubernetes).
+ */
+export function servesHttp(httpTriggersEnabled: readonly boolean[]): boolean {
+  return httpTriggersEnabled.length === 0 || httpTriggersEnabled.includes(true);
+}
+
+/**
+ * Why a trigger input cannot be taken (undefined when it can): a cron trigger needs a schedule both
+ * Kubernetes CronJobs and croner accept, and an IANA time zone if it names one (the function.yaml rule).
+ */
+export function triggerInputProblem(input: Pick<TriggerInput, 'name' | 'type' | 'schedule' | 'timezone'>): string | undefined {
+  if (input.type !== 'cron') return undefined;
+  if (!input.schedule) return `cron trigger ${input.name} needs a schedule, e.g. "0 3 * * *"`;
+  const problem = checkCron(input.schedule) ?? (input.timezone ? checkTimezone(input.timezone) : undefined);
+  return problem ? `trigger ${input.name}: ${problem}` : undefined;
+}
