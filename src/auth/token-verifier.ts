@@ -27,7 +27,27 @@ export interface AuthOptions {
   readonly adminClaim?: string;
   /** Allowed clock skew for exp/nbf; default 30 s. */
   readonly clockToleranceSec?: number;
+  /** Accept tokens without an `exp` claim (that never expire); default false. */
+  readonly allowNoExp?: boolean;
 }
+
+/** The shortest HS256 secret accepted (RFC 7518 §3.2: a key of at least the hash size, 256 bits). */
+export const MIN_HS256_SECRET_BYTES = 32;
+
+/** Why a token was refused, as a bounded set (a metrics label and a log field). */
+export type AuthFailureReason =
+  | 'missing'
+  | 'malformed'
+  | 'expired'
+  | 'no_exp'
+  | 'not_yet_valid'
+  | 'wrong_issuer'
+  | 'wrong_audience'
+  | 'bad_signature'
+  | 'algorithm'
+  | 'unknown_key'
+  | 'no_subject'
+  | 'other';
 
 export interface Caller {
   readonly subject: string;
@@ -37,7 +57,11 @@ export interface Caller {
 
 /** Why a token was refused; the message is safe to show to the caller. */
 export class AuthError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly reason: AuthFailureReason = 'other',
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'AuthError';
   }
@@ -54,18 +78,22 @@ const ASYMMETRIC_ALGS: Record<string, string[]> = {
 
 export function createTokenVerifier(options: AuthOptions): TokenVerifier {
   const adminClaim = options.adminClaim ?? 'sless_admin';
+  if (options.key.kind === 'hs256' && Buffer.byteLength(options.key.secret) < MIN_HS256_SECRET_BYTES) {
+    throw new Error(`the HS256 secret is ${Buffer.byteLength(options.key.secret)} bytes; use at least ${MIN_HS256_SECRET_BYTES} random bytes`);
+  }
   const common: JWTVerifyOptions = {
     clockTolerance: options.clockToleranceSec ?? 30,
+    ...(options.allowNoExp ? {} : { requiredClaims: ['exp'] }),
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
   };
   const verify = makeVerify(options.key, common);
   return async (token) => {
     const payload = await verify(token).catch((err: unknown) => {
-      throw new AuthError(describe(err), { cause: err });
+      throw new AuthError(describe(err), reasonOf(err), { cause: err });
     });
     if (typeof payload.sub !== 'string' || payload.sub === '') {
-      throw new AuthError('the token has no "sub" claim; the subject decides the namespace');
+      throw new AuthError('the token has no "sub" claim; the subject decides the namespace', 'no_subject');
     }
     return { subject: payload.sub, namespace: namespaceForSubject(payload.sub), admin: payload[adminClaim] === true };
   };
@@ -112,12 +140,18 @@ function decodeInsecure(token: string, common: JWTVerifyOptions): JWTPayload {
   if (typeof payload.exp === 'number' && payload.exp + skew <= now) {
     throw new joseErrors.JWTExpired('"exp" claim timestamp check failed', payload);
   }
+  if (common.requiredClaims?.includes('exp') && typeof payload.exp !== 'number') {
+    throw new joseErrors.JWTClaimValidationFailed('missing required "exp" claim', payload, 'exp', 'missing');
+  }
   return payload;
 }
 
 function describe(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'the token has expired ("exp" is in the past); get a new one';
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'exp' && err.reason === 'missing') {
+      return 'the token has no "exp" claim; tokens must expire (SLESS_JWT_ALLOW_NO_EXP=1 accepts them anyway)';
+    }
     if (err.claim === 'nbf') return 'the token is not valid yet ("nbf" is in the future)';
     if (err.claim === 'iss') return 'the token was issued by another issuer than this server accepts ("iss")';
     if (err.claim === 'aud') return 'the token is meant for another audience than this server ("aud")';
@@ -134,10 +168,28 @@ function describe(err: unknown): string {
   return 'the token could not be verified';
 }
 
+function reasonOf(err: unknown): AuthFailureReason {
+  if (err instanceof joseErrors.JWTExpired) return 'expired';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'exp') return err.reason === 'missing' ? 'no_exp' : 'expired';
+    if (err.claim === 'nbf') return 'not_yet_valid';
+    if (err.claim === 'iss') return 'wrong_issuer';
+    if (err.claim === 'aud') return 'wrong_audience';
+    return 'other';
+  }
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'bad_signature';
+  if (err instanceof joseErrors.JWKSNoMatchingKey) return 'unknown_key';
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'algorithm';
+  if (err instanceof joseErrors.JWSInvalid || err instanceof joseErrors.JWTInvalid || err instanceof TypeError || err instanceof SyntaxError) {
+    return 'malformed';
+  }
+  return 'other';
+}
+
 /** Takes the token out of an Authorization header, or says why it cannot. */
 export function bearerToken(header: string | undefined): string {
-  if (!header) throw new AuthError('missing Authorization header; send "Authorization: Bearer <JWT>"');
+  if (!header) throw new AuthError('missing Authorization header; send "Authorization: Bearer <JWT>"', 'missing');
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m?.[1]) throw new AuthError('the Authorization header is not "Bearer <JWT>"');
+  if (!m?.[1]) throw new AuthError('the Authorization header is not "Bearer <JWT>"', 'malformed');
   return m[1];
 }

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadControllerConfig, loadDevConfig } from './config.ts';
 
-const controllerEnv = { SLESS_JWT_SECRET: 's3cret', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
+const SECRET = 'a-secret-of-at-least-32-bytes-0123456789';
+const controllerEnv = { SLESS_JWT_SECRET: SECRET, SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
 
 describe('settings', () => {
   it('takes a flag over its SLESS_* variable over the default', () => {
@@ -53,5 +54,24 @@ describe('settings', () => {
   it('accepts SLESS_AUTH_INSECURE=1 as the explicit unsigned-token mode', () => {
     const c = loadControllerConfig([], { ...controllerEnv, SLESS_JWT_SECRET: undefined, SLESS_AUTH_INSECURE: '1' });
     assert.equal(c.authInsecure, true);
+  });
+
+  it('refuses a key together with insecure mode, on both commands', () => {
+    for (const key of [{ SLESS_JWT_SECRET: SECRET }, { SLESS_JWKS_URL: 'https://idp.example/jwks' }, { SLESS_JWT_PUBLIC_KEY: 'PEM' }]) {
+      const env = { ...controllerEnv, SLESS_JWT_SECRET: undefined, ...key, SLESS_AUTH_INSECURE: '1' };
+      assert.throws(() => loadControllerConfig([], env), /SLESS_AUTH_INSECURE=1 accepts unsigned tokens, yet SLESS_\w+ is set/);
+      assert.throws(() => loadDevConfig([], env), /SLESS_AUTH_INSECURE=1 accepts unsigned tokens, yet SLESS_\w+ is set/);
+    }
+  });
+
+  it('refuses HS256 secrets shorter than 32 bytes', () => {
+    assert.throws(() => loadDevConfig([], { SLESS_JWT_SECRET: 's3cret' }), /SLESS_JWT_SECRET.*at least 32 bytes/);
+    assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_JWT_SECRET: 'x'.repeat(31) }), /at least 32 bytes/);
+    assert.equal(loadDevConfig([], { SLESS_JWT_SECRET: 'x'.repeat(32) }).jwtSecret, 'x'.repeat(32));
+  });
+
+  it('refuses tokens without exp unless SLESS_JWT_ALLOW_NO_EXP says otherwise', () => {
+    assert.equal(loadDevConfig([], {}).jwtAllowNoExp, false);
+    assert.equal(loadDevConfig([], { SLESS_JWT_ALLOW_NO_EXP: '1' }).jwtAllowNoExp, true);
   });
 });

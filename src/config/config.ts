@@ -2,6 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -14,7 +15,15 @@ export const DEFAULT_KANIKO_IMAGE = 'martizih/kaniko:v1.28.3';
 const common = {
   port: { flag: 'port', env: 'SLESS_PORT', schema: port, default: 8080, describe: 'HTTP port' },
   logLevel: { env: 'SLESS_LOG_LEVEL', schema: logLevel, default: 'info' as const, describe: 'log level' },
-  jwtSecret: { env: 'SLESS_JWT_SECRET', schema: optionalString, describe: 'HS256 secret for /v1 tokens' },
+  jwtSecret: {
+    env: 'SLESS_JWT_SECRET',
+    schema: z
+      .string()
+      .refine((v) => Buffer.byteLength(v) >= MIN_HS256_SECRET_BYTES, `at least ${MIN_HS256_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`)
+      .optional(),
+    describe: 'HS256 secret for /v1 tokens',
+  },
+  jwtAllowNoExp: { env: 'SLESS_JWT_ALLOW_NO_EXP', schema: flag, default: false, describe: 'accept /v1 tokens without an exp claim' },
   jwksUrl: { env: 'SLESS_JWKS_URL', schema: z.url().optional(), describe: 'JWKS URL to verify /v1 tokens' },
   jwtPublicKey: { env: 'SLESS_JWT_PUBLIC_KEY', schema: optionalString, describe: 'PEM public key to verify /v1 tokens' },
   jwtIssuer: { env: 'SLESS_JWT_ISSUER', schema: optionalString, describe: 'required token issuer' },
@@ -74,6 +83,10 @@ type Env = Readonly<Record<string, string | undefined>>;
 function assertAuthConsistent(s: { jwtSecret?: string; jwksUrl?: string; jwtPublicKey?: string; authInsecure: boolean }): void {
   const modes = [s.jwtSecret && 'SLESS_JWT_SECRET', s.jwksUrl && 'SLESS_JWKS_URL', s.jwtPublicKey && 'SLESS_JWT_PUBLIC_KEY'].filter(Boolean);
   if (modes.length > 1) throw new ConfigError(`choose one way to verify tokens, not ${modes.join(' and ')}`);
+  // Either would silently win over the other (dev and controller used to pick differently).
+  if (s.authInsecure && modes.length > 0) {
+    throw new ConfigError(`SLESS_AUTH_INSECURE=1 accepts unsigned tokens, yet ${modes[0]} is set to verify them; unset one of the two`);
+  }
 }
 
 export function loadControllerConfig(argv: readonly string[], env: Env = process.env) {

@@ -146,7 +146,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   await app.register(hooksPlugin, { platform: deps.platform, metrics, maxBodyBytes: limits.webhookBodyBytes });
   // One token verifier for /v1 and the console: the same rule, and a JWKS fetched once.
-  const access = createNamespaceAccess(deps.auth);
+  // A refused token is logged with its reason (never the token) and counted in /metrics.
+  const authLog = app.log.child({ plugin: 'auth' });
+  const access = createNamespaceAccess(deps.auth, {
+    onRefused: (err) => {
+      metrics.authFailures.inc({ reason: err.reason });
+      authLog.warn({ reason: err.reason }, `token refused: ${err.message}`);
+    },
+  });
   await app.register(apiPlugin, {
     prefix: '/v1',
     platform: deps.platform,

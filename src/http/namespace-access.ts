@@ -12,13 +12,16 @@ export interface NamespaceAccess {
   authorize(getToken: () => string, namespace: string): Promise<Caller>;
 }
 
-export function createNamespaceAccess(auth: AuthOptions): NamespaceAccess {
+export function createNamespaceAccess(auth: AuthOptions, opts: { onRefused?: (err: AuthError) => void } = {}): NamespaceAccess {
   const verify = createTokenVerifier(auth);
   const identify = async (getToken: () => string): Promise<Caller> => {
     try {
       return await verify(getToken());
     } catch (err) {
-      if (err instanceof AuthError) throw new HttpError('unauthorized', err.message, { cause: err });
+      if (err instanceof AuthError) {
+        opts.onRefused?.(err);
+        throw new HttpError('unauthorized', err.message, { cause: err });
+      }
       throw err;
     }
   };

@@ -9,6 +9,8 @@ export interface Metrics {
   readonly invocationDuration: Histogram<'namespace' | 'function' | 'status_class'>;
   /** /hooks deliveries by provider and outcome (accepted, ignored, unauthorized, not_found, bad_request). */
   readonly webhooks: Counter<'provider' | 'outcome'>;
+  /** /v1 (and console) requests refused because the token did not verify, by reason. */
+  readonly authFailures: Counter<'reason'>;
   /** Invocation/build records dropped because the queue was full or the database unreachable. */
   readonly invocationLogDropped: Counter<'reason'>;
   readonly buildLogDropped: Counter<'reason'>;
@@ -42,6 +44,12 @@ export function createMetrics(registry: Registry): Metrics {
       name: 'sless_webhooks_total',
       help: 'Webhook deliveries on /hooks, by provider and outcome',
       labelNames: ['provider', 'outcome'],
+      registers,
+    }),
+    authFailures: new Counter({
+      name: 'sless_auth_failures_total',
+      help: 'Requests refused because their token did not verify, by reason (missing, expired, bad_signature, ...)',
+      labelNames: ['reason'],
       registers,
     }),
     invocationLogDropped: new Counter({

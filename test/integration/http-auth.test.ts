@@ -173,13 +173,13 @@ describe('insecure mode', async () => {
   });
 
   it('accepts unsigned tokens but still derives the namespace and checks it', async () => {
-    const token = unsigned({ sub: SUBJECT });
+    const token = unsigned({ sub: SUBJECT, exp: Math.floor(Date.now() / 1000) + 600 });
     assert.equal((await app.inject({ url: list(NS), headers: bearer(token) })).statusCode, 200);
     assert.equal((await app.inject({ url: list('team-a'), headers: bearer(token) })).statusCode, 403);
   });
 
   it('still refuses a token without a subject', async () => {
-    const res = await app.inject({ url: list(NS), headers: bearer(unsigned({ foo: 1 })) });
+    const res = await app.inject({ url: list(NS), headers: bearer(unsigned({ foo: 1, exp: Math.floor(Date.now() / 1000) + 600 })) });
     assert.equal(res.statusCode, 401);
     assert.match(res.json().error, /no "sub" claim/);
   });
