@@ -2,7 +2,9 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stopProcesses, type ClusterProcess } from './cluster.ts';
+import { stopProcesses, type ClusterProcess } from './processes.ts';
+import { readRecord } from './node/record.ts';
+import { teardownNode } from './node/teardown.ts';
 
 export const STATE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '.sless-test');
 const STATE_FILE = path.join(STATE_DIR, 'cluster.json');
@@ -32,4 +34,12 @@ export async function stopFromState(): Promise<string[] | undefined> {
   await stopProcesses(state.processes);
   await rm(STATE_FILE, { force: true });
   return state.processes.map((p) => `${p.name}:${p.pid}`);
+}
+
+/** Tears down the real node if `cluster:up --node` of this checkout started it (a node of a test
+ * run is left to that run); returns what teardown could not undo, or undefined without one. */
+export async function stopOwnNode(): Promise<string[] | undefined> {
+  const record = await readRecord();
+  if (!record || record.paths.dir !== STATE_DIR) return undefined;
+  return teardownNode(record);
 }
