@@ -36,10 +36,21 @@ export async function stopFromState(): Promise<string[] | undefined> {
   return state.processes.map((p) => `${p.name}:${p.pid}`);
 }
 
-/** Tears down the real node if `cluster:up --node` of this checkout started it (a node of a test
- * run is left to that run); returns what teardown could not undo, or undefined without one. */
+/** Tears down the real node if `cluster:up --node` of this checkout started it, or if the process
+ * that started it is gone (a node of a running test run is left to that run); returns what
+ * teardown could not undo, or undefined when there was no such node. */
 export async function stopOwnNode(): Promise<string[] | undefined> {
   const record = await readRecord();
-  if (!record || record.paths.dir !== STATE_DIR) return undefined;
+  if (!record) return undefined;
+  if (record.paths.dir !== STATE_DIR && alive(record.owner.pid)) return undefined;
   return teardownNode(record);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -83,19 +83,20 @@ export async function deleteBridge(): Promise<void> {
   if (existsSync(`/sys/class/net/${NODE_NETWORK.bridge}`)) await run('ip', ['link', 'delete', NODE_NETWORK.bridge]);
 }
 
-/** The cgroup v1 hierarchies (cpu, memory, ..., name=systemd), not the cgroup2 `unified` one. */
-function v1Hierarchies(): string[] {
+/** The mounted cgroup hierarchies: v1 (cpu, memory, ..., name=systemd) or also cgroup2 (the
+ * hybrid layout's `unified`, where runc adds the pods' cgroups too). */
+function hierarchies(types: ReadonlyArray<'cgroup' | 'cgroup2'>): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' '))
-    .filter((f) => f.includes('cgroup') && f[f.indexOf('-') + 1] === 'cgroup')
+    .filter((f) => types.includes(f[f.indexOf('-') + 1] as 'cgroup'))
     .map((f) => f[4]!);
 }
 
 /** The kubelet's cgroupRoot must exist in every v1 hierarchy; a cpuset cgroup is only usable
  * once its cpus and mems are filled in. */
 export async function makeCgroupRoot(cgroupRoot: string): Promise<void> {
-  for (const hierarchy of v1Hierarchies()) {
+  for (const hierarchy of hierarchies(['cgroup'])) {
     const dir = path.join(hierarchy, cgroupRoot);
     await mkdir(dir, { recursive: true });
     if (path.basename(hierarchy) === 'cpuset' || existsSync(path.join(dir, 'cpuset.cpus'))) {
@@ -110,7 +111,7 @@ export async function makeCgroupRoot(cgroupRoot: string): Promise<void> {
 /** Kills whatever still runs in the pods' cgroup (in any hierarchy), then removes it. */
 export async function removeCgroupRoot(cgroupRoot: string): Promise<string[]> {
   const leftovers: string[] = [];
-  for (const hierarchy of v1Hierarchies()) {
+  for (const hierarchy of hierarchies(['cgroup', 'cgroup2'])) {
     const top = path.join(hierarchy, cgroupRoot);
     if (!existsSync(top)) continue;
     const dirs = cgroupTree(top).sort((a, b) => b.length - a.length);

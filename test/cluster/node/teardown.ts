@@ -74,7 +74,11 @@ export async function teardownNode(record: NodeRecord): Promise<string[]> {
       await rm(dir, { recursive: true, force: true });
     });
   }
-  await attempt('remove run state', () => rm(paths.containerdState, { recursive: true, force: true }));
+  await attempt('remove run state', async () => {
+    await rm(paths.containerdState, { recursive: true, force: true });
+    await rm(paths.containerdSocket, { force: true });
+    await rm(`${paths.containerdSocket}.ttrpc`, { force: true });
+  });
   await removeRecord();
   await attempt('release the node lock', () => stopProcesses(byName('flock')));
   return problems;
