@@ -138,6 +138,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     registry,
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
     limits: { proxyBodyBytes: config.maxBodyBytes },
+    console: { exclude: config.consoleExclude },
     logger: { level: config.logLevel, stream: io.stdout },
   });
   const log = app.log.child({ component: 'controller' });

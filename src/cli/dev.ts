@@ -107,6 +107,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
     auth,
     registry,
     limits: { proxyBodyBytes: config.maxBodyBytes },
+    console: { exclude: config.consoleExclude },
     // Per-request lines would drown the function log; warnings and errors still show.
     logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(l) } },
   });
@@ -136,6 +137,9 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
       `sless dev listening on ${publicUrl}`,
       `  repository  ${repository.displayUrl} (branch ${repository.branch}${config.path ? `, path ${config.path}` : ''})`,
       `  functions   ${publicUrl}/fn/${config.namespace}/<name>`,
+      token
+        ? `  console     ${publicUrl}/funcs/${config.namespace}?token=${token}`
+        : `  console     ${publicUrl}/funcs/${config.namespace} (log in with a token of your issuer)`,
       `  webhook     POST ${hook}  (secret: ${webhookSecret})`,
       token
         ? `  admin token (sub sless-dev-admin, claim ${config.adminClaim}: true, 30 days):\n    export SLESS_TOKEN=${token}`

@@ -51,6 +51,12 @@ describe('settings', () => {
     assert.ok(Object.isFrozen(c));
   });
 
+  it('reads SLESS_CONSOLE_EXCLUDE as comma-separated names or globs, none by default', () => {
+    assert.deepEqual(loadDevConfig([], {}).consoleExclude, []);
+    assert.deepEqual(loadDevConfig([], { SLESS_CONSOLE_EXCLUDE: 'healthcheck, internal-*,' }).consoleExclude, ['healthcheck', 'internal-*']);
+    assert.throws(() => loadDevConfig([], { SLESS_CONSOLE_EXCLUDE: 'Bad Name' }), /SLESS_CONSOLE_EXCLUDE/);
+  });
+
   it('accepts SLESS_AUTH_INSECURE=1 as the explicit unsigned-token mode', () => {
     const c = loadControllerConfig([], { ...controllerEnv, SLESS_JWT_SECRET: undefined, SLESS_AUTH_INSECURE: '1' });
     assert.equal(c.authInsecure, true);

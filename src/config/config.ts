@@ -37,6 +37,15 @@ const common = {
     default: 14,
     describe: 'days to keep invocation and build records',
   },
+  consoleExclude: {
+    env: 'SLESS_CONSOLE_EXCLUDE',
+    schema: z
+      .string()
+      .transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[a-z0-9*?-]+$/, 'function names or globs (* and ?), comma-separated'))),
+    default: [] as string[],
+    describe: 'functions the web console (/funcs) does not show: names or globs, comma-separated',
+  },
   maxBodyBytes: {
     env: 'SLESS_MAX_BODY_BYTES',
     schema: z.coerce.number().int().min(1024),

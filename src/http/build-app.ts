@@ -7,6 +7,7 @@ import fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { Agent, type Dispatcher } from 'undici';
 import type { AuthOptions } from '../auth/token-verifier.ts';
+import { consolePlugin } from '../console/index.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
@@ -52,6 +53,8 @@ export interface AppDeps {
   readonly trustProxy?: boolean;
   /** Upstream connection pool for /fn; default a keep-alive Agent the app closes on close(). */
   readonly dispatcher?: Dispatcher;
+  /** The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE). */
+  readonly console?: { readonly exclude?: readonly string[] };
 }
 
 export const REDACTED_PATHS = [
@@ -91,6 +94,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: deps.logger?.level ?? 'info',
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            // The console's one-time `?token=<jwt>` link must not reach the log with the URL.
+            serializers: {
+              req: (req: { method: string; url: string; host?: string; ip?: string }) => ({
+                method: req.method,
+                url: redactTokenQuery(req.url),
+                host: req.host,
+                remoteAddress: req.ip,
+              }),
+            },
             ...(deps.logger?.stream ? { stream: deps.logger.stream } : {}),
           },
     genReqId: (req) => {
@@ -162,5 +174,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     access,
     zipLimits: limits.zip,
   });
+  await app.register(consolePlugin, {
+    prefix: '/funcs',
+    platform: deps.platform,
+    invocationLog: deps.invocationLog,
+    buildLog: deps.buildLog,
+    access,
+    exclude: deps.console?.exclude ?? [],
+  });
   return app;
+}
+
+/** `token=<anything>` in a query string becomes `token=[redacted]`. */
+export function redactTokenQuery(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
 }

@@ -184,6 +184,8 @@ export interface Platform {
   setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord>;
   deleteTrigger(namespace: string, name: string): Promise<void>;
 
+  /** Every job of the namespace (the console shows each function's jobs with their results). */
+  listJobs(namespace: string): Promise<JobRecord[]>;
   createJob(namespace: string, input: JobInput): Promise<JobRecord>;
   getJob(namespace: string, name: string): Promise<JobRecord>;
   deleteJob(namespace: string, name: string): Promise<void>;

@@ -122,6 +122,9 @@ export class MemoryPlatform implements Platform {
     this.jobs.set(key(namespace, input.name), j);
     return j;
   }
+  async listJobs(namespace: string): Promise<JobRecord[]> {
+    return [...this.jobs.values()].filter((j) => j.namespace === namespace);
+  }
   async getJob(namespace: string, name: string): Promise<JobRecord> {
     return get(this.jobs, namespace, name, 'job');
   }

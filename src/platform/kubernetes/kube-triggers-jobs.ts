@@ -93,6 +93,10 @@ export class KubeTriggersAndJobs {
     return jobRecord(await this.objects.create('FunctionJob', namespace, body, what));
   }
 
+  async listJobs(namespace: string): Promise<JobRecord[]> {
+    return (await this.objects.list<FunctionJobResource>('FunctionJob', namespace)).map(jobRecord);
+  }
+
   async getJob(namespace: string, name: string): Promise<JobRecord> {
     return jobRecord(await this.objects.get<FunctionJobResource>('FunctionJob', namespace, name, `job ${namespace}/${name}`));
   }

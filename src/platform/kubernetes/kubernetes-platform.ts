@@ -159,6 +159,9 @@ export class KubernetesPlatform implements Platform {
   deleteTrigger(namespace: string, name: string): Promise<void> {
     return this.triggersAndJobs.deleteTrigger(namespace, name);
   }
+  listJobs(namespace: string): Promise<JobRecord[]> {
+    return this.triggersAndJobs.listJobs(namespace);
+  }
   createJob(namespace: string, input: JobInput): Promise<JobRecord> {
     return this.triggersAndJobs.createJob(namespace, input);
   }

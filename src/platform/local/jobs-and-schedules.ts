@@ -265,6 +265,12 @@ export class JobsAndSchedules {
     return this.getJob(namespace, input.name);
   }
 
+  listJobs(namespace: string): JobRecord[] {
+    return Object.values(this.#data.jobs)
+      .filter((j) => j.namespace === namespace)
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
   getJob(namespace: string, name: string): JobRecord {
     const j = this.#data.jobs[stateKey(namespace, name)];
     if (!j) throw notFound('job', namespace, name);

@@ -251,6 +251,9 @@ export class LocalPlatform implements Platform {
   deleteTrigger(namespace: string, name: string): Promise<void> {
     return this.#jobs.deleteTrigger(namespace, name);
   }
+  async listJobs(namespace: string): Promise<JobRecord[]> {
+    return this.#jobs.listJobs(namespace);
+  }
   createJob(namespace: string, input: JobInput): Promise<JobRecord> {
     return this.#jobs.createJob(namespace, input);
   }

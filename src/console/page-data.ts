@@ -1,0 +1,157 @@
+// What each console page reads from the platform and the logs, in parallel, and turns into view
+// models. The same Platform methods as /v1, so the console works on both platforms alike.
+import { PlatformError, type CodeFile, type FunctionRecord, type JobRecord, type Platform, type RepositoryRecord, type TriggerRecord } from '../platform/types.ts';
+import type { BuildLog, BuildRecord, InvocationLog, InvocationRecord } from '../store/types.ts';
+import type { FunctionFilter } from './function-filter.ts';
+import { sourceView, type SourceFileView } from './source-view.ts';
+import {
+  buildView,
+  folderProblems,
+  functionRow,
+  invocationView,
+  isBusy,
+  jobView,
+  manifestFileOf,
+  repositoryView,
+  triggerView,
+  type BuildView,
+  type FolderProblem,
+  type FunctionRow,
+  type InvocationView,
+  type JobView,
+  type RepositoryView,
+  type TriggerView,
+} from './view-models.ts';
+
+export interface PageSources {
+  readonly platform: Platform;
+  readonly invocationLog: InvocationLog;
+  readonly buildLog: BuildLog;
+  readonly visible: FunctionFilter;
+  readonly now: () => number;
+}
+
+export const RECENT_INVOCATIONS = 20;
+export const RECENT_BUILDS = 10;
+
+/** The function, unless the console hides it (then it does not exist here). */
+export async function visibleFunction(src: PageSources, ns: string, name: string): Promise<FunctionRecord> {
+  if (!src.visible(name)) throw new PlatformError('not_found', `function ${ns}/${name} does not exist`);
+  return src.platform.getFunction(ns, name);
+}
+
+export async function visibleFunctions(src: PageSources, ns: string): Promise<FunctionRecord[]> {
+  const all = await src.platform.listFunctions(ns);
+  return all.filter((f) => src.visible(f.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Repositories are extra detail on most pages: a platform that cannot list them shows none. */
+async function repositoriesOrNone(src: PageSources, ns: string): Promise<RepositoryRecord[]> {
+  return src.platform.listRepositories(ns).catch(() => []);
+}
+
+export interface FunctionsPage {
+  readonly records: FunctionRecord[];
+  readonly rows: FunctionRow[];
+  readonly problems: FolderProblem[];
+  readonly summary: string;
+  readonly busy: boolean;
+}
+
+export function summaryOf(records: readonly FunctionRecord[]): string {
+  if (records.length === 0) return 'No functions.';
+  const counts = new Map<string, number>();
+  for (const f of records) counts.set(f.phase, (counts.get(f.phase) ?? 0) + 1);
+  const parts = ['Ready', 'Building', 'Pending', 'Failed'].filter((p) => counts.has(p)).map((p) => `${counts.get(p)} ${p}`);
+  return `${records.length} function${records.length === 1 ? '' : 's'}: ${parts.join(', ')}.`;
+}
+
+export async function functionsPage(src: PageSources, ns: string): Promise<FunctionsPage> {
+  const [records, repositories] = await Promise.all([visibleFunctions(src, ns), repositoriesOrNone(src, ns)]);
+  const now = src.now();
+  return {
+    records,
+    rows: records.map((f) => functionRow(f, now)),
+    problems: folderProblems(repositories).filter((p) => p.lines.length > 0),
+    summary: summaryOf(records),
+    busy: isBusy(records.map((f) => f.phase)),
+  };
+}
+
+export interface FunctionPage {
+  readonly record: FunctionRecord;
+  /** The records behind the views, for the page's JSON answer. */
+  readonly raw: {
+    readonly triggers: TriggerRecord[];
+    readonly jobs: JobRecord[];
+    readonly invocations: InvocationRecord[];
+    readonly builds: BuildRecord[];
+  };
+  readonly fn: FunctionRow;
+  readonly manifest?: { repository: string; url?: string; file: string };
+  readonly triggers: TriggerView[];
+  readonly schedules: TriggerView[];
+  readonly jobs: JobView[];
+  readonly invocations: InvocationView[];
+  readonly builds: BuildView[];
+  readonly files?: SourceFileView[];
+  readonly sourceMissing: string;
+  readonly busy: boolean;
+}
+
+/** The code, or why there is none to show yet (a function made through /v1 before its upload). */
+export async function sourceOf(src: PageSources, ns: string, name: string): Promise<{ files?: CodeFile[]; missing: string }> {
+  try {
+    return { files: await src.platform.getSource(ns, name), missing: '' };
+  } catch (err) {
+    if (err instanceof PlatformError && err.code === 'not_found') return { missing: err.message };
+    throw err;
+  }
+}
+
+export async function functionPage(src: PageSources, ns: string, name: string): Promise<FunctionPage> {
+  const record = await visibleFunction(src, ns, name);
+  const [triggers, jobs, repositories, invocations, builds, source] = await Promise.all([
+    src.platform.listTriggers(ns),
+    src.platform.listJobs(ns),
+    record.managedBy === 'api' ? Promise.resolve([]) : repositoriesOrNone(src, ns),
+    src.invocationLog.list(ns, name, RECENT_INVOCATIONS),
+    src.buildLog.list(ns, name, RECENT_BUILDS),
+    sourceOf(src, ns, name),
+  ]);
+  const now = src.now();
+  const manifest = manifestFileOf(record, repositories);
+  const ownTriggers = triggers
+    .filter((t) => t.functionRef === name)
+    .sort((a, b) => (a.type === b.type ? (a.name < b.name ? -1 : 1) : a.type === 'http' ? -1 : 1));
+  const own = ownTriggers.map((t) => triggerView(t, manifest, now));
+  const ownJobs = jobs.filter((j) => j.functionRef === name).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return {
+    record,
+    raw: { triggers: ownTriggers, jobs: ownJobs, invocations, builds },
+    fn: functionRow(record, now),
+    manifest,
+    triggers: own,
+    schedules: own.filter((t) => t.type === 'cron'),
+    jobs: ownJobs.map((j) => jobView(j, now)),
+    invocations: invocations.map((i) => invocationView(i, now)),
+    builds: builds.map((b) => buildView(b, now)),
+    files: source.files ? sourceView(source.files) : undefined,
+    sourceMissing: source.missing,
+    busy: isBusy([record.phase, ...ownJobs.map((j) => j.phase)]),
+  };
+}
+
+export interface RepositoriesPage {
+  readonly repositories: RepositoryView[];
+  readonly busy: boolean;
+}
+
+export async function repositoriesPage(src: PageSources, ns: string): Promise<RepositoriesPage> {
+  const repositories = await src.platform.listRepositories(ns);
+  const now = src.now();
+  const views = repositories
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((r) => repositoryView({ ...r, functions: r.functions.filter((f) => src.visible(f.name)) }, now));
+  return { repositories: views, busy: views.some((r) => r.tone === 'busy') };
+}

@@ -1,0 +1,25 @@
+// The console's HTML: Eta templates from ./templates (compiled once, cached), escaping every
+// interpolation by default; only whole rendered parts (the layout's body, includes) go in raw.
+import { fileURLToPath } from 'node:url';
+import { Eta } from 'eta';
+
+export const TEMPLATES_DIR = fileURLToPath(new URL('./templates', import.meta.url));
+
+export type PageName = 'functions' | 'function' | 'source' | 'repositories' | 'login' | 'error';
+
+/** What the layout needs on every page. */
+export interface LayoutData {
+  readonly title: string;
+  readonly ns?: string;
+  readonly nav?: 'functions' | 'repositories';
+  readonly session?: { readonly admin: boolean; readonly csrf: string };
+  /** How often the page refreshes its live parts; absent for pages that do not. */
+  readonly refreshMs?: number;
+}
+
+export type Render = (page: PageName, data: LayoutData & Record<string, unknown>) => string;
+
+export function createRenderer(): Render {
+  const eta = new Eta({ views: TEMPLATES_DIR, cache: true, autoEscape: true, autoTrim: [false, 'nl'] });
+  return (page, data) => eta.render(`./${page}`, data);
+}

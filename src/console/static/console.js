@@ -1,0 +1,92 @@
+// The sless console's one script (no build step). Everything works without it (forms post and
+// redirect back); it adds: copy buttons, and live parts ([data-live] with an id) that refresh
+// themselves from the same URL every data-refresh-ms while the tab is visible, announcing phase
+// changes to screen readers.
+(function () {
+  'use strict';
+  var announcer = document.getElementById('announcer');
+  function announce(text) {
+    if (!announcer) return;
+    announcer.textContent = '';
+    window.setTimeout(function () { announcer.textContent = text; }, 50);
+  }
+
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest && event.target.closest('button.copy[data-copy]');
+    if (!button) return;
+    var value = button.getAttribute('data-copy');
+    var done = function () {
+      var label = button.textContent;
+      button.textContent = 'Copied';
+      announce('Copied ' + value);
+      window.setTimeout(function () { button.textContent = label; }, 1500);
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(value).then(done, function () { announce('Copy failed: select the URL and copy it'); });
+    } else {
+      announce('Copy is not available here: select the URL and copy it');
+    }
+  });
+
+  function phases(root) {
+    var out = {};
+    root.querySelectorAll('[data-fn] [data-phase], #summary [data-phase]').forEach(function (el) {
+      var row = el.closest('[data-fn]');
+      var name = row ? row.getAttribute('data-fn') : (document.querySelector('h1') || {}).textContent;
+      out[name] = el.getAttribute('data-phase');
+    });
+    return out;
+  }
+
+  var body = document.body;
+  var interval = Number(body.getAttribute('data-refresh-ms'));
+  if (!interval || !window.fetch || !window.DOMParser) return;
+  var timer;
+  function schedule(ms) {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(refresh, ms);
+  }
+  function refresh() {
+    if (document.hidden) return schedule(interval);
+    window.fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin', cache: 'no-store' })
+      .then(function (res) {
+        if (res.status === 401) {
+          announce('Your session has ended: reload the page to log in again');
+          return null;
+        }
+        return res.ok ? res.text() : '';
+      })
+      .then(function (html) {
+        if (html === null) return;
+        if (html) apply(new DOMParser().parseFromString(html, 'text/html'));
+        schedule(interval);
+      })
+      .catch(function () { schedule(interval * 2); });
+  }
+  function apply(next) {
+    var before = phases(document);
+    next.querySelectorAll('[data-live][id]').forEach(function (fresh) {
+      var current = document.getElementById(fresh.id);
+      if (!current || current.innerHTML === fresh.innerHTML) return;
+      // Keep the keyboard where it was: a focused control inside is found again by its name.
+      var focused = current.contains(document.activeElement) ? document.activeElement : null;
+      var key = focused && (focused.getAttribute('aria-label') || focused.id);
+      current.innerHTML = fresh.innerHTML;
+      if (key) {
+        var again = Array.prototype.find.call(current.querySelectorAll('a, button, [tabindex]'), function (el) {
+          return (el.getAttribute('aria-label') || el.id) === key;
+        });
+        if (again) again.focus();
+      }
+    });
+    var nextInterval = Number(next.body.getAttribute('data-refresh-ms'));
+    if (nextInterval) { interval = nextInterval; body.setAttribute('data-refresh-ms', String(nextInterval)); }
+    var after = phases(document);
+    var changes = Object.keys(after).filter(function (k) { return before[k] && before[k] !== after[k]; });
+    if (changes.length > 0) {
+      announce(changes.slice(0, 5).map(function (k) { return k + ' is ' + after[k]; }).join('; '));
+    }
+  }
+  document.addEventListener('visibilitychange', function () { if (!document.hidden) schedule(200); });
+  schedule(interval);
+})();

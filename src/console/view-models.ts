@@ -1,0 +1,292 @@
+// From platform records and logs to what a console page shows (pure): every value a template prints
+// is decided here, so templates only lay it out (and escape it).
+import { Cron } from 'croner';
+import type { FunctionRecord, JobRecord, RepositoryRecord, TriggerRecord } from '../platform/types.ts';
+import type { BuildRecord, InvocationRecord } from '../store/types.ts';
+
+/** A time as a page shows it: ISO for <time datetime>, a short UTC text, and how long ago/ahead. */
+export interface TimeView {
+  readonly iso: string;
+  readonly text: string;
+  readonly relative: string;
+}
+
+export function timeView(iso: string | undefined, now: number): TimeView | undefined {
+  if (!iso) return undefined;
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return undefined;
+  const d = new Date(t);
+  return { iso: d.toISOString(), text: `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`, relative: relativeTime(t - now) };
+}
+
+export function relativeTime(deltaMs: number): string {
+  const abs = Math.abs(deltaMs);
+  const [n, unit] =
+    abs < 45_000
+      ? [Math.round(abs / 1000), 's']
+      : abs < 45 * 60_000
+        ? [Math.round(abs / 60_000), 'min']
+        : abs < 36 * 3_600_000
+          ? [Math.round(abs / 3_600_000), 'h']
+          : [Math.round(abs / 86_400_000), 'd'];
+  if (abs < 1000) return 'just now';
+  return deltaMs < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
+}
+
+/** `sha256:0123456789ab…` for tables; the full value goes into a title. */
+export function shortHash(hash: string | undefined): string | undefined {
+  if (!hash) return undefined;
+  const [algo, hex] = hash.includes(':') ? (hash.split(':', 2) as [string, string]) : ['', hash];
+  return `${algo ? `${algo}:` : ''}${hex.slice(0, 12)}`;
+}
+
+export type PhaseTone = 'ok' | 'busy' | 'bad' | 'idle';
+
+export function phaseTone(phase: string): PhaseTone {
+  if (phase === 'Ready' || phase === 'Succeeded') return 'ok';
+  if (phase === 'Building' || phase === 'Running' || phase === 'Pending') return 'busy';
+  if (phase === 'Failed') return 'bad';
+  return 'idle';
+}
+
+export interface Owner {
+  readonly kind: 'git' | 'api';
+  /** `git:<repository>` or `api`. */
+  readonly label: string;
+  readonly repository?: string;
+}
+
+export function ownerOf(managedBy: string): Owner {
+  if (managedBy.startsWith('git:')) return { kind: 'git', label: managedBy, repository: managedBy.slice(4) };
+  return { kind: 'api', label: 'api' };
+}
+
+export interface FunctionRow {
+  readonly name: string;
+  readonly href: string;
+  readonly runtime: string;
+  readonly phase: string;
+  readonly tone: PhaseTone;
+  readonly reason?: string;
+  readonly url?: string;
+  readonly lastBuilt?: TimeView;
+  readonly codeHash?: string;
+  readonly codeHashShort?: string;
+  readonly owner: Owner;
+}
+
+export const consolePaths = {
+  functions: (ns: string) => `/funcs/${ns}`,
+  fn: (ns: string, name: string) => `/funcs/${ns}/functions/${name}`,
+  source: (ns: string, name: string) => `/funcs/${ns}/source/${name}`,
+  trigger: (ns: string, name: string) => `/funcs/${ns}/triggers/${name}`,
+  repositories: (ns: string) => `/funcs/${ns}/repositories`,
+  sync: (ns: string, name: string) => `/funcs/${ns}/repositories/${name}/sync`,
+};
+
+export function functionRow(f: FunctionRecord, now: number): FunctionRow {
+  return {
+    name: f.name,
+    href: consolePaths.fn(f.namespace, f.name),
+    runtime: f.runtime,
+    phase: f.phase,
+    tone: phaseTone(f.phase),
+    reason: f.message || undefined,
+    url: f.url,
+    lastBuilt: timeView(f.lastBuiltAt, now),
+    codeHash: f.codeHash,
+    codeHashShort: shortHash(f.codeHash),
+    owner: ownerOf(f.managedBy),
+  };
+}
+
+/** One line per function for curl and scripts: name, runtime, phase, URL, tab-separated ("-" for none). */
+export function plainTextListing(functions: readonly FunctionRecord[]): string {
+  return functions.map((f) => `${[f.name, f.runtime, f.phase, f.url ?? '-'].join('\t')}\n`).join('');
+}
+
+/** A folder problem as `file:line: message` lines (a folder's error joins its problems with "; "). */
+export function problemLines(error: string | undefined): string[] {
+  if (!error) return [];
+  return error.split(/; (?=\S+?:\d+: )/).filter(Boolean);
+}
+
+export interface FolderProblem {
+  readonly repository: string;
+  readonly folder: string;
+  readonly lines: readonly string[];
+}
+
+export function folderProblems(repositories: readonly RepositoryRecord[]): FolderProblem[] {
+  return repositories.flatMap((r) =>
+    r.functions.filter((f) => f.error).map((f) => ({ repository: r.name, folder: f.path || '.', lines: problemLines(f.error) })),
+  );
+}
+
+/** Where a git-managed function's settings live: `<path>/function.yaml` in its repository. */
+export function manifestFileOf(fn: FunctionRecord, repositories: readonly RepositoryRecord[]): { repository: string; url?: string; file: string } | undefined {
+  const owner = ownerOf(fn.managedBy);
+  if (owner.kind !== 'git' || !owner.repository) return undefined;
+  const repo = repositories.find((r) => r.name === owner.repository);
+  const folder = repo?.functions.find((f) => f.name === fn.name)?.path;
+  return { repository: owner.repository, url: repo?.url, file: folder ? `${folder}/function.yaml` : `function.yaml of ${fn.name}` };
+}
+
+export interface TriggerView {
+  readonly name: string;
+  readonly type: 'http' | 'cron';
+  readonly enabled: boolean;
+  readonly active: boolean;
+  readonly action: string;
+  /** Set when git owns the switch: the console shows it and says where to change it. */
+  readonly gitOwned?: { readonly repository: string; readonly file: string; readonly key: string };
+  readonly schedule?: string;
+  readonly timezone?: string;
+  readonly nextRun?: TimeView;
+  readonly lastRun?: TimeView;
+  readonly url?: string;
+}
+
+export function nextRunOf(schedule: string | undefined, timezone: string | undefined, now: number): string | undefined {
+  if (!schedule) return undefined;
+  try {
+    const cron = new Cron(schedule, { paused: true, ...(timezone ? { timezone } : {}) });
+    const next = cron.nextRun(new Date(now));
+    cron.stop();
+    return next?.toISOString();
+  } catch {
+    return undefined;
+  }
+}
+
+export function triggerView(t: TriggerRecord, manifest: { repository: string; file: string } | undefined, now: number): TriggerView {
+  const owner = ownerOf(t.managedBy);
+  return {
+    name: t.name,
+    type: t.type,
+    enabled: t.enabled,
+    active: t.active,
+    action: consolePaths.trigger(t.namespace, t.name),
+    ...(owner.kind === 'git'
+      ? {
+          gitOwned: {
+            repository: owner.repository ?? '',
+            file: manifest?.file ?? 'function.yaml',
+            key: t.type === 'http' ? 'http.enabled' : 'schedules',
+          },
+        }
+      : {}),
+    schedule: t.schedule,
+    timezone: t.timezone,
+    nextRun: t.type === 'cron' && t.enabled ? timeView(nextRunOf(t.schedule, t.timezone, now), now) : undefined,
+    lastRun: timeView(t.lastScheduleTime, now),
+    url: t.url,
+  };
+}
+
+export interface JobView {
+  readonly name: string;
+  readonly runId: number;
+  readonly phase: string;
+  readonly tone: PhaseTone;
+  readonly started?: TimeView;
+  readonly completed?: TimeView;
+  readonly result?: string;
+}
+
+export function jobView(j: JobRecord, now: number): JobView {
+  return {
+    name: j.name,
+    runId: j.runId,
+    phase: j.phase,
+    tone: phaseTone(j.phase),
+    started: timeView(j.startTime, now),
+    completed: timeView(j.completionTime, now),
+    result: j.message,
+  };
+}
+
+export interface InvocationView {
+  readonly at?: TimeView;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly ok: boolean;
+  readonly durationMs: number;
+}
+
+export function invocationView(i: InvocationRecord, now: number): InvocationView {
+  return { at: timeView(i.startedAt, now), method: i.method, path: i.path || '/', status: i.status, ok: i.status < 400, durationMs: Math.round(i.durationMs) };
+}
+
+export interface BuildView {
+  readonly started?: TimeView;
+  readonly outcome: string;
+  readonly tone: PhaseTone;
+  readonly codeHashShort?: string;
+  readonly durationMs?: number;
+  readonly imageRef?: string;
+  /** The last lines of a failed build's log. */
+  readonly logTail?: string;
+}
+
+export const LOG_TAIL_LINES = 40;
+
+export function logTail(message: string | undefined, lines = LOG_TAIL_LINES): string | undefined {
+  if (!message) return undefined;
+  const all = message.trimEnd().split('\n');
+  return (all.length > lines ? ['…', ...all.slice(-lines)] : all).join('\n');
+}
+
+export function buildView(b: BuildRecord, now: number): BuildView {
+  return {
+    started: timeView(b.startedAt, now),
+    outcome: b.outcome,
+    tone: b.outcome === 'succeeded' ? 'ok' : b.outcome === 'failed' ? 'bad' : 'busy',
+    codeHashShort: shortHash(b.codeHash),
+    durationMs: b.durationMs === undefined ? undefined : Math.round(b.durationMs),
+    imageRef: b.imageRef,
+    logTail: b.outcome === 'failed' ? logTail(b.message) : undefined,
+  };
+}
+
+export interface RepositoryView {
+  readonly name: string;
+  readonly url: string;
+  readonly branch: string;
+  readonly path: string;
+  readonly revision?: string;
+  readonly revisionShort?: string;
+  readonly lastSync?: TimeView;
+  readonly status: string;
+  readonly statusMessage?: string;
+  readonly tone: PhaseTone;
+  readonly webhookPath: string;
+  readonly syncAction: string;
+  readonly folders: ReadonlyArray<{ name: string; path: string; codeHashShort?: string; problems: readonly string[] }>;
+}
+
+export function repositoryView(r: RepositoryRecord, now: number): RepositoryView {
+  const ready = r.ready;
+  return {
+    name: r.name,
+    url: r.url,
+    branch: r.branch,
+    path: r.path || '/',
+    revision: r.revision,
+    revisionShort: r.revision && /^[0-9a-f]{40}$/.test(r.revision) ? r.revision.slice(0, 7) : r.revision,
+    lastSync: timeView(r.lastSyncTime, now),
+    status: ready ? (ready.status === 'True' ? 'Synced' : ready.status === 'False' ? ready.reason || 'Failed' : 'Syncing') : 'Unknown',
+    statusMessage: ready?.message,
+    tone: !ready ? 'idle' : ready.status === 'True' ? 'ok' : ready.status === 'False' ? 'bad' : 'busy',
+    webhookPath: r.webhookPath,
+    syncAction: consolePaths.sync(r.namespace, r.name),
+    folders: r.functions.map((f) => ({ name: f.name, path: f.path || '.', codeHashShort: shortHash(f.codeHash), problems: problemLines(f.error) })),
+  };
+}
+
+/** A page keeps refreshing itself quickly while anything on it is still changing. */
+export function isBusy(phases: Iterable<string>): boolean {
+  for (const p of phases) if (phaseTone(p) === 'busy') return true;
+  return false;
+}
