@@ -7,14 +7,18 @@
 // special: the new head is fetched like any other. Each incremental fetch adds one small pack; past
 // MAX_PACKS the cache is rebuilt from a fresh shallow clone, which bounds disk use and lookup cost.
 // Syncs of one cache directory are serialised within the process (not across processes: give each
-// process its own cacheDir).
+// process its own cacheDir). Where a `git` binary is installed the fetch, the first listing of every
+// tree and blob reads go through it (git-cli.ts: the cold sync is several times faster); isomorphic-git
+// does the rest and is the fallback. A caller that knows the new head (a webhook names it) passes it
+// as a hint: when that commit is not cached yet, the ls-remote round trip is skipped.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import git from 'isomorphic-git';
-import { createGitHttp } from './git-http.ts';
+import { createGitHttp, DEFAULT_MAX_FETCH_BYTES, FetchTooLargeError } from './git-http.ts';
 import type { GitHttpOptions } from './git-http.ts';
+import { BlobBatcher, classifyGitCliError, gitCliAvailable, listAllTrees, pinnedResolve, run as runGit } from './git-cli.ts';
 import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
 import { GitTree, TreeMemo } from './git-tree.ts';
 import type { TargetPolicy } from './target-policy.ts';
@@ -37,6 +41,13 @@ export interface GitSourceOptions {
   /** Which hosts may be reached (the controller: public ones plus its allowlist; `sless dev`: any). */
   readonly targets: TargetPolicy;
   readonly http?: GitHttpOptions;
+  /** Use the git command line where installed (default true); false forces isomorphic-git throughout. */
+  readonly gitCli?: boolean;
+}
+
+export interface SyncOptions {
+  /** The head the caller expects (from a push webhook). Skips ls-remote when that commit is not cached yet. */
+  readonly head?: string;
 }
 
 export interface SyncResult {
@@ -74,10 +85,17 @@ function splitCredentials(url: string): { url: string; auth?: GitAuth } {
   try {
     u = new URL(url);
   } catch (err) {
-    throw new GitSourceError('not-git', `"${redactUrl(url)}" is not a valid URL; give the repository's http(s) clone URL`, { cause: err });
+    throw new GitSourceError(
+      'not-git',
+      `"${redactUrl(url)}" is not a valid URL; give the repository's http(s) clone URL`,
+      { cause: err },
+    );
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new GitSourceError('not-git', `${redactUrl(url)}: only http:// and https:// git URLs are supported`);
+    throw new GitSourceError(
+      'not-git',
+      `${redactUrl(url)}: only http:// and https:// git URLs are supported`,
+    );
   }
   if (!u.username && !u.password) return { url };
   const auth = { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
@@ -96,6 +114,10 @@ export class GitSource {
   private readonly memo = new TreeMemo();
   private logger: GitSourceLogger | undefined;
   private rebuildNext = false;
+  private readonly useCli: boolean;
+  private readonly blobs: BlobBatcher;
+  private readonly targets: TargetPolicy;
+  private readonly maxFetchBytes: number;
 
   constructor(options: GitSourceOptions) {
     const split = splitCredentials(options.url);
@@ -108,11 +130,20 @@ export class GitSource {
     this.gitdir = path.join(path.resolve(options.cacheDir), `${key}.git`);
     this.http = createGitHttp(options.targets, options.http);
     this.logger = options.logger;
+    this.useCli = options.gitCli !== false;
+    this.targets = options.targets;
+    this.maxFetchBytes = options.http?.maxResponseBytes ?? DEFAULT_MAX_FETCH_BYTES;
+    this.blobs = new BlobBatcher(this.gitdir);
   }
 
   /** Brings the cache up to the branch head and returns it. Throws GitSourceError. */
-  sync(): Promise<SyncResult> {
-    return serialised(this.gitdir, () => this.syncLocked());
+  sync(options: SyncOptions = {}): Promise<SyncResult> {
+    return serialised(this.gitdir, () => this.syncLocked(options));
+  }
+
+  /** Whether this sync uses the git command line. */
+  cli(): Promise<boolean> {
+    return this.useCli ? gitCliAvailable() : Promise.resolve(false);
   }
 
   /** Closes idle connections. */
@@ -120,20 +151,29 @@ export class GitSource {
     await this.http.close();
   }
 
-  private async syncLocked(): Promise<SyncResult> {
+  private async syncLocked(options: SyncOptions): Promise<SyncResult> {
     if (this.rebuildNext) await this.resetCache();
     await this.ensureRepo();
-    const remoteHead = await this.remoteHead();
     const ref = `refs/remotes/origin/${this.branch}`;
     const cached = await git.resolveRef({ fs, gitdir: this.gitdir, ref }).catch(() => undefined);
-    let revision = remoteHead;
+    // A hint already cached proves nothing (an old delivery): ask the remote as usual.
+    const hinted =
+      options.head &&
+      options.head !== cached &&
+      /^[0-9a-f]{40}$/.test(options.head) &&
+      !(await this.hasCommit(options.head));
+    const remoteHead = hinted ? undefined : await this.remoteHead();
+    let revision = remoteHead ?? '';
     let fetched = false;
-    if (cached !== remoteHead || !(await this.hasCommit(remoteHead))) {
+    if (!remoteHead || cached !== remoteHead || !(await this.hasCommit(remoteHead))) {
       revision = await this.fetch().catch(async (err: unknown) => {
         if (err instanceof GitSourceError && err.reason !== 'fetch-failed') throw err;
         // A cache that isomorphic-git can no longer fetch into (interrupted write, odd shallow state):
         // start over from a fresh shallow clone once before giving up.
-        this.logger?.warn('git fetch into the cache failed; rebuilding the cache', { url: this.url, error: String(err) });
+        this.logger?.warn('git fetch into the cache failed; rebuilding the cache', {
+          url: this.url,
+          error: String(err),
+        });
         await this.resetCache();
         await this.ensureRepo();
         return this.fetch();
@@ -143,8 +183,34 @@ export class GitSource {
       if (packs > MAX_PACKS) this.rebuildNext = true;
       this.logger?.info('fetched', { url: redactUrl(this.url), branch: this.branch, revision, packs });
     }
+    const cli = await this.cli();
+    if (cli && this.memo.empty) await this.prefillTrees(revision);
     this.memo.rotate();
-    return { revision, fetched, tree: new GitTree({ gitdir: this.gitdir, commit: revision, cache: this.cache, memo: this.memo }) };
+    return {
+      revision,
+      fetched,
+      tree: new GitTree({
+        gitdir: this.gitdir,
+        commit: revision,
+        cache: this.cache,
+        memo: this.memo,
+        ...(cli ? { readBlob: (oid) => this.blobs.read(oid) } : {}),
+      }),
+    };
+  }
+
+  /** A cold memo (first sync of this process, rebuilt cache): every tree from one listing. */
+  private async prefillTrees(revision: string): Promise<void> {
+    try {
+      const { trees } = await listAllTrees(this.gitdir, revision);
+      for (const [oid, entries] of trees) this.memo.set(oid, entries);
+    } catch (err) {
+      // Not fatal: the trees are read one by one instead.
+      this.logger?.warn('listing the trees with git failed; reading them one by one', {
+        url: redactUrl(this.url),
+        error: String(err),
+      });
+    }
   }
 
   private async ensureRepo(): Promise<void> {
@@ -179,6 +245,7 @@ export class GitSource {
   }
 
   private async fetch(): Promise<string> {
+    if (await this.cli()) return this.fetchWithCli();
     let result;
     try {
       result = await git.fetch({
@@ -199,12 +266,64 @@ export class GitSource {
       throw classifyGitError(err, redactUrl(this.url), 'fetch');
     }
     if (!result.fetchHead) {
-      throw new GitSourceError('branch-not-found', `branch "${this.branch}" vanished from ${redactUrl(this.url)} during the fetch; will retry`);
+      throw new GitSourceError(
+        'branch-not-found',
+        `branch "${this.branch}" vanished from ${redactUrl(this.url)} during the fetch; will retry`,
+      );
     }
     // isomorphic-git offers the server as "have" only what `ref` expands to locally (refs/heads/<branch>),
     // not refs/remotes/origin/<branch>: without this ref every fetch re-downloads the whole tree.
-    await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${this.branch}`, value: result.fetchHead, force: true });
+    await git.writeRef({
+      fs,
+      gitdir: this.gitdir,
+      ref: `refs/heads/${this.branch}`,
+      value: result.fetchHead,
+      force: true,
+    });
     return result.fetchHead;
+  }
+
+  private async fetchWithCli(): Promise<string> {
+    const ref = `refs/remotes/origin/${this.branch}`;
+    const result = await runGit(
+      [
+        'fetch',
+        '--quiet',
+        '--depth=1',
+        '--no-tags',
+        '--no-write-fetch-head',
+        this.url,
+        `+refs/heads/${this.branch}:${ref}`,
+      ],
+      {
+        gitdir: this.gitdir,
+        headers: this.headers,
+      },
+    );
+    if (result.code !== 0) {
+      const err = classifyGitCliError(result.stderr, redactUrl(this.url), 'fetch');
+      // git falls back to the dumb protocol on a server that is not a smart-HTTP git server and then reports a
+      // missing ref: ls-remote tells "not git" from "no such branch" exactly.
+      if (err.reason === 'branch-not-found' || err.reason === 'not-git') await this.remoteHead();
+      throw err;
+    }
+    const head = await runGit(['rev-parse', '--verify', `${ref}^{commit}`], { gitdir: this.gitdir });
+    const oid = head.stdout.toString().trim();
+    if (head.code !== 0 || !/^[0-9a-f]{40}$/.test(oid)) {
+      throw new GitSourceError(
+        'fetch-failed',
+        `git fetch of ${redactUrl(this.url)} left no ${ref}: ${head.stderr.trim()}`,
+      );
+    }
+    // Kept like the isomorphic-git path writes it, so either path can fetch into this cache next time.
+    await git.writeRef({
+      fs,
+      gitdir: this.gitdir,
+      ref: `refs/heads/${this.branch}`,
+      value: oid,
+      force: true,
+    });
+    return oid;
   }
 
   private async hasCommit(oid: string): Promise<boolean> {
@@ -214,6 +333,13 @@ export class GitSource {
     } catch {
       return false;
     }
+  }
+
+  private async packBytes(): Promise<number> {
+    const dir = path.join(this.gitdir, 'objects', 'pack');
+    const files = await readdir(dir).catch(() => [] as string[]);
+    const sizes = await Promise.all(files.map((f) => stat(path.join(dir, f)).then((s) => s.size, () => 0)));
+    return sizes.reduce((a, b) => a + b, 0);
   }
 
   private async packCount(): Promise<number> {

@@ -23,6 +23,11 @@ export class TreeMemo {
     this.current.set(oid, entries);
   }
 
+  /** True before the first tree was remembered (a fresh process, or a rebuilt cache). */
+  get empty(): boolean {
+    return this.current.size === 0 && this.previous.size === 0;
+  }
+
   /** Starts a new generation; call once per sync. */
   rotate(): void {
     this.previous = this.current;
@@ -36,6 +41,8 @@ export interface GitTreeOptions {
   /** isomorphic-git's cache object, shared by every call on this repository. */
   readonly cache: object;
   readonly memo: TreeMemo;
+  /** Reads a blob by oid; default isomorphic-git. */
+  readonly readBlob?: (oid: string) => Promise<Buffer>;
 }
 
 const MODES = new Set<string>(['100644', '100755', '120000', '040000', '160000']);
@@ -54,6 +61,7 @@ export class GitTree implements SourceTree {
   }
 
   async readBlob(_filePath: string, oid: string): Promise<Buffer> {
+    if (this.opts.readBlob) return this.opts.readBlob(oid);
     const { blob } = await git.readBlob({ fs, gitdir: this.opts.gitdir, oid, cache: this.opts.cache });
     return Buffer.from(blob);
   }

@@ -5,8 +5,11 @@
 //   cold sync       fresh cache: ls-remote + shallow fetch + snapshot + plan
 //   warm, no change ls-remote + snapshot + plan (the fetch is skipped)
 //   warm, 1 change  after a push changing one function: fetch + snapshot + plan; the plan must
-//                   name exactly that function
-// next to the git CLI doing the same in the same run (`git clone --depth 1`, `git fetch --depth 1`).
+//                   name exactly that function; also with the new head named up front (a webhook
+//                   names it: no ls-remote)
+// next to the git CLI doing the same in the same run (`git clone --depth 1`, `git fetch --depth 1`),
+// and the cold sync once more with isomorphic-git alone (`gitCli: false`, the fallback where no git
+// binary is installed). Prints the load average: the machine is shared.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -18,9 +21,6 @@ import { GitSource } from '../../src/source/git-source.ts';
 import { TargetPolicy } from '../../src/source/target-policy.ts';
 import type { Snapshot } from '../../src/source/types.ts';
 import { createRepo, git, startGitServer, WorkClone } from '../helpers/git-server.ts';
-
-/** The git server of the tests listens on loopback. */
-const LOCAL = TargetPolicy.anyTarget();
 
 const { values } = parseArgs({ options: { functions: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' } } });
 const FUNCTIONS = Number(values.functions);
@@ -45,6 +45,8 @@ function functionFiles(i: number): Record<string, string> {
   };
 }
 
+/** The git server of the tests listens on loopback. */
+const LOCAL = TargetPolicy.anyTarget();
 const server = await startGitServer();
 const work: string[] = [server.root];
 try {
@@ -64,21 +66,28 @@ try {
   // Cold: a fresh cache and a fresh builder each run.
   const cold: number[] = [];
   const coldPhases = { fetch: [] as number[], snapshot: [] as number[] };
+  const coldIso: number[] = [];
+  const coldIsoPhases = { fetch: [] as number[], snapshot: [] as number[] };
   const gitClone: number[] = [];
-  for (let r = 0; r < Math.min(RUNS, 3); r++) {
+  const coldSync = async (gitCli: boolean, total: number[], phases: typeof coldPhases) => {
     const cache = await mkdtemp(path.join(os.tmpdir(), 'sless-bench-'));
     work.push(cache);
-    const source = new GitSource({ url: repo.url, cacheDir: cache, targets: LOCAL });
-    t0 = process.hrtime.bigint();
+    const source = new GitSource({ url: repo.url, cacheDir: cache, targets: LOCAL, gitCli });
+    const start = process.hrtime.bigint();
     const { tree } = await source.sync();
     const t1 = process.hrtime.bigint();
     const snap = await new SnapshotBuilder().build(tree);
-    coldPhases.snapshot.push(ms(t1));
-    coldPhases.fetch.push(Number(t1 - t0) / 1e6);
+    phases.snapshot.push(ms(t1));
+    phases.fetch.push(Number(t1 - start) / 1e6);
     const p = plan(undefined, snap);
-    cold.push(ms(t0));
+    total.push(ms(start));
     if (p.added.length !== FUNCTIONS) throw new Error(`cold plan added ${p.added.length}, expected ${FUNCTIONS}`);
     await source.close();
+    return cache;
+  };
+  for (let r = 0; r < Math.min(RUNS, 3); r++) {
+    await coldSync(false, coldIso, coldIsoPhases);
+    const cache = await coldSync(true, cold, coldPhases);
     const cliDir = path.join(cache, 'cli');
     t0 = process.hrtime.bigint();
     await git(['clone', '--quiet', '--depth', '1', '--single-branch', '--no-tags', '--bare', repo.url, cliDir]);
@@ -110,28 +119,38 @@ try {
   }
 
   const oneChange: number[] = [];
+  const hintedChange: number[] = [];
   const phases = { fetch: [] as number[], snapshot: [] as number[], plan: [] as number[] };
   const gitOneChange: number[] = [];
-  for (let r = 0; r < RUNS; r++) {
+  for (let r = 0; r < 2 * RUNS; r++) {
+    // Even runs: ls-remote + fetch (polling); odd runs: the webhook named the head.
+    const hinted = r % 2 === 1;
     const i = (r * 137) % FUNCTIONS;
     const name = `fn-${String(i).padStart(4, '0')}`;
     await clone.write({ [`functions/${name}/handler.js`]: `// ${filler(1200)}\nexports.handle = async () => ({ i: ${i}, r: ${r} });\n` });
-    await clone.commitAndPush(`change ${name}`);
+    const head = await clone.commitAndPush(`change ${name}`);
     t0 = process.hrtime.bigint();
-    const { tree } = await source.sync();
+    const { tree } = await source.sync(hinted ? { head } : {});
     const t1 = process.hrtime.bigint();
     const next = await builder.build(tree);
     const t2 = process.hrtime.bigint();
     const p = plan(prev, next);
-    oneChange.push(ms(t0));
-    phases.fetch.push(Number(t1 - t0) / 1e6);
-    phases.snapshot.push(Number(t2 - t1) / 1e6);
-    phases.plan.push(ms(t2));
+    (hinted ? hintedChange : oneChange).push(ms(t0));
+    if (!hinted) {
+      phases.fetch.push(Number(t1 - t0) / 1e6);
+      phases.snapshot.push(Number(t2 - t1) / 1e6);
+      phases.plan.push(ms(t2));
+    }
     const touched = [...p.rebuild, ...p.redeploy, ...p.added, ...p.removed].map((f) => f.name);
     if (touched.length !== 1 || touched[0] !== name || p.rebuild[0]?.name !== name) {
       throw new Error(`one-change plan should rebuild exactly ${name}, got ${JSON.stringify(touched)}`);
     }
     prev = next;
+    if (hinted) continue;
+    // The same change for the CLI: push once more, then fetch.
+    await clone.write({ [`functions/${name}/README.md`]: `# ${filler(600)}\n` });
+    await clone.commitAndPush(`cli change ${name}`);
+    prev = await builder.build((await source.sync()).tree);
     t0 = process.hrtime.bigint();
     await git(['fetch', '--quiet', '--depth', '1', 'origin', 'main'], cliDir);
     gitOneChange.push(ms(t0));
@@ -140,12 +159,19 @@ try {
 
   const row = (label: string, ours: number[], cli: number[], cliLabel: string) =>
     console.log(`${label.padEnd(18)} ${median(ours).toFixed(0).padStart(6)} ms   | git CLI ${cliLabel.padEnd(22)} ${median(cli).toFixed(0).padStart(6)} ms   (runs: ${ours.length})`);
-  console.log(`\nmedians (node ${process.version}, ${os.cpus().length} cores)`);
+  const ratio = (ours: number[], cli: number[]) => (median(ours) / median(cli)).toFixed(2);
+  console.log(`\nmedians (node ${process.version}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   row('cold sync', cold, gitClone, 'clone --depth 1 (bare)');
+  row('cold, iso-git only', coldIso, gitClone, 'clone --depth 1 (bare)');
   row('warm, no change', noChange, gitNoChange, 'fetch --depth 1');
   row('warm, one change', oneChange, gitOneChange, 'fetch --depth 1');
+  row('one change, hinted', hintedChange, gitOneChange, 'fetch --depth 1');
+  console.log(
+    `ratios to the git CLI: cold ${ratio(cold, gitClone)}x (isomorphic-git only ${ratio(coldIso, gitClone)}x), one change ${ratio(oneChange, gitOneChange)}x, one change after a webhook naming the head ${ratio(hintedChange, gitOneChange)}x`,
+  );
   console.log(`\none-change sync goal < 1000 ms: ${median(oneChange) < 1000 ? 'met' : 'NOT met'}; every one-change plan named exactly the changed function`);
   console.log(`cold phases (median ms): ls-remote + fetch ${median(coldPhases.fetch).toFixed(0)}, snapshot ${median(coldPhases.snapshot).toFixed(0)}`);
+  console.log(`cold phases, isomorphic-git only (median ms): ls-remote + fetch ${median(coldIsoPhases.fetch).toFixed(0)}, snapshot ${median(coldIsoPhases.snapshot).toFixed(0)}`);
   console.log(
     `one-change phases (median ms): ls-remote + fetch ${median(phases.fetch).toFixed(0)}, snapshot ${median(phases.snapshot).toFixed(0)}, plan ${median(phases.plan).toFixed(0)}`,
   );

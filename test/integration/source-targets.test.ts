@@ -135,4 +135,31 @@ describe('git sources: only targets the policy admits', () => {
     assert.equal(err.retryable, false);
     assert.match(err.message, /more than 4000 bytes.*SLESS_GIT_MAX_FETCH_BYTES/);
   });
+  it('the git command line (a hinted head skips ls-remote, so git fetches first) is held to the same policy', async () => {
+    const hint = { head: 'd'.repeat(40) };
+    const internal = await internalServer();
+    cleanups.push(() => internal.close());
+    await refused(source(`http://127.0.0.1:${internal.port}/x.git`, TargetPolicy.publicOnly()).sync(hint), /loopback address/);
+    await refused(source(`http://innocent.test:${internal.port}/x.git`, TargetPolicy.publicOnly({ lookup: names })).sync(hint), /resolves to a loopback address/);
+    assert.equal(internal.requests, 0);
+    // git connects to the address the policy checked (gitea.test is no name the system resolver knows).
+    const allowed = source(repo.url.replace('127.0.0.1', 'gitea.test'), TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names }));
+    assert.equal(await allowed.cli(), true, 'git is installed on test machines');
+    assert.match((await allowed.sync(hint)).revision, /^[0-9a-f]{40}$/);
+    const target = await internalServer();
+    cleanups.push(() => target.close());
+    const redirector = await internalServer(() => `http://127.0.0.1:${target.port}/x.git/info/refs?service=git-upload-pack`);
+    cleanups.push(() => redirector.close());
+    const viaRedirect = source(`http://gitea.test:${redirector.port}/x.git`, TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names, crossHostRedirects: true }));
+    await viaRedirect.sync(hint).then(
+      () => assert.fail('a redirect must not be followed'),
+      (e: unknown) => assert.ok(e instanceof GitSourceError && !e.message.includes(SECRET_ANSWER), String(e)),
+    );
+    assert.equal(target.requests, 0);
+    const err = await source(repo.url, TargetPolicy.anyTarget(), { maxResponseBytes: 4_000 }).sync(hint).then(
+      () => assert.fail('the fetch must stop'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof GitSourceError && err.reason === 'too-large', String(err));
+  });
 });

@@ -15,7 +15,13 @@ import { TargetPolicy } from '../../src/source/target-policy.ts';
 import { readFunctionFiles } from '../../src/source/read-function-files.ts';
 import type { FunctionEntry, Snapshot } from '../../src/source/types.ts';
 import { WorkTree } from '../../src/source/work-tree.ts';
-import { createRepo, deleteBranch, sharedGitServer, startGitServer, WorkClone } from '../helpers/git-server.ts';
+import {
+  createRepo,
+  deleteBranch,
+  sharedGitServer,
+  startGitServer,
+  WorkClone,
+} from '../helpers/git-server.ts';
 import type { FileSpec, RepoAuth } from '../helpers/git-server.ts';
 
 /** The git server of the tests listens on loopback. */
@@ -37,7 +43,13 @@ async function setup(name: string, options: { auth?: RepoAuth; source?: Partial<
   const repo = await createRepo(sharedGitServer(), name, { auth: options.auth });
   const clone = await WorkClone.create(repo);
   cleanups.push(() => clone.dispose());
-  const source = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL, auth: options.auth, ...options.source });
+  const source = new GitSource({
+    url: repo.url,
+    targets: LOCAL,
+    cacheDir: await tempDir(),
+    auth: options.auth,
+    ...options.source,
+  });
   cleanups.push(() => source.close());
   const builder = new SnapshotBuilder();
   const push = async (files: Record<string, FileSpec>, opts: { force?: boolean } = {}) => {
@@ -69,149 +81,221 @@ const planned = (plan: Plan) => ({
   errors: plan.errors.map((f) => f.name),
 });
 
-describe('syncing a repository over HTTP', () => {
-  it('follows added, changed, deleted and renamed function folders', async () => {
-    const { push, sync, clone } = await setup('lifecycle');
-    const c1 = await push({ 'functions/a/function.yaml': NODE, 'functions/a/handler.js': '1', 'functions/b/function.yaml': NODE, 'functions/b/handler.js': 'b' });
-    const s1 = await sync();
-    assert.equal(s1.revision, c1);
-    assert.deepEqual(names(s1), ['a', 'b']);
+// Every behaviour holds both with the git command line (the fast path) and with isomorphic-git alone.
+for (const [mode, gitCli] of [
+  ['git CLI', true],
+  ['isomorphic-git only', false],
+] as const) {
+  const setupIn = (name: string, options: { auth?: RepoAuth; source?: Partial<GitSourceOptions> } = {}) =>
+    setup(`${name}${gitCli ? '' : '-iso'}`, { ...options, source: { gitCli, ...options.source } });
 
-    await push({ 'functions/a/handler.js': '2', 'functions/c/function.yaml': NODE, 'functions/c/handler.js': 'c' });
-    const s2 = await sync();
-    assert.deepEqual(names(s2), ['a', 'b', 'c']);
-    assert.deepEqual(planned(planChanges(s1, s2)), { added: ['c'], rebuild: ['a'], redeploy: [], removed: [], errors: [] });
+  describe(`syncing a repository over HTTP (${mode})`, () => {
+    it('follows added, changed, deleted and renamed function folders', async () => {
+      const { push, sync, clone } = await setupIn('lifecycle');
+      const c1 = await push({
+        'functions/a/function.yaml': NODE,
+        'functions/a/handler.js': '1',
+        'functions/b/function.yaml': NODE,
+        'functions/b/handler.js': 'b',
+      });
+      const s1 = await sync();
+      assert.equal(s1.revision, c1);
+      assert.deepEqual(names(s1), ['a', 'b']);
 
-    await clone.remove('functions/c');
-    await clone.write({ 'functions/b/function.yaml': 'name: b\n' + NODE });
-    await clone.rename('functions/b', 'moved/b');
-    await clone.commitAndPush('delete c, move b');
-    const s3 = await sync();
-    assert.deepEqual(names(s3), ['a', 'b']);
-    assert.equal(fn(s3, 'b').path, 'moved/b');
-    assert.equal(fn(s3, 'b').codeHash, fn(s1, 'b').codeHash, 'a moved folder with the same code keeps its code_hash');
-    const plan3 = planned(planChanges(s2, s3));
-    assert.deepEqual(plan3.removed, ['c']);
-    assert.deepEqual(plan3.rebuild, [], 'a moved folder is not rebuilt');
-  });
+      await push({
+        'functions/a/handler.js': '2',
+        'functions/c/function.yaml': NODE,
+        'functions/c/handler.js': 'c',
+      });
+      const s2 = await sync();
+      assert.deepEqual(names(s2), ['a', 'b', 'c']);
+      assert.deepEqual(planned(planChanges(s1, s2)), {
+        added: ['c'],
+        rebuild: ['a'],
+        redeploy: [],
+        removed: [],
+        errors: [],
+      });
 
-  it('skips the fetch when the branch head has not moved', async () => {
-    const { push, source } = await setup('nochange');
-    const c1 = await push({ 'a/function.yaml': NODE });
-    assert.equal((await source.sync()).fetched, true);
-    const again = await source.sync();
-    assert.equal(again.fetched, false);
-    assert.equal(again.revision, c1);
-  });
-
-  it('an env-only change keeps the code_hash and plans a redeploy, no rebuild', async () => {
-    const { push, sync } = await setup('envonly');
-    await push({ 'a/function.yaml': `${NODE}env:\n  GREETING: hi\n`, 'a/handler.js': 'x' });
-    const s1 = await sync();
-    await push({ 'a/function.yaml': `${NODE}env:\n  GREETING: hello\n` });
-    const s2 = await sync();
-    assert.equal(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
-    assert.deepEqual(fn(s2, 'a').manifest?.env, { GREETING: 'hello' });
-    assert.deepEqual(planned(planChanges(s1, s2)), { added: [], rebuild: [], redeploy: ['a'], removed: [], errors: [] });
-  });
-
-  it('a change under an include path changes exactly the functions that include it', async () => {
-    const { push, sync } = await setup('include');
-    await push({
-      'fns/a/function.yaml': `${NODE}include: [lib/common]\n`,
-      'fns/b/function.yaml': `${NODE}include: [lib/common/u.js, lib/other]\n`,
-      'fns/c/function.yaml': `${NODE}include: [lib/other]\n`,
-      'fns/d/function.yaml': NODE,
-      'lib/common/u.js': '1',
-      'lib/other/o.js': 'o',
+      await clone.remove('functions/c');
+      await clone.write({ 'functions/b/function.yaml': 'name: b\n' + NODE });
+      await clone.rename('functions/b', 'moved/b');
+      await clone.commitAndPush('delete c, move b');
+      const s3 = await sync();
+      assert.deepEqual(names(s3), ['a', 'b']);
+      assert.equal(fn(s3, 'b').path, 'moved/b');
+      assert.equal(
+        fn(s3, 'b').codeHash,
+        fn(s1, 'b').codeHash,
+        'a moved folder with the same code keeps its code_hash',
+      );
+      const plan3 = planned(planChanges(s2, s3));
+      assert.deepEqual(plan3.removed, ['c']);
+      assert.deepEqual(plan3.rebuild, [], 'a moved folder is not rebuilt');
     });
-    const s1 = await sync();
-    await push({ 'lib/common/u.js': '2' });
-    const s2 = await sync();
-    const changed = s2.functions.filter((f) => f.codeHash !== fn(s1, f.name).codeHash).map((f) => f.name);
-    assert.deepEqual(changed, ['a', 'b']);
-    assert.deepEqual(planned(planChanges(s1, s2)).rebuild, ['a', 'b']);
-  });
 
-  it('chmod +x changes the code_hash', async () => {
-    const { push, sync, clone } = await setup('chmod');
-    await push({ 'a/function.yaml': NODE, 'a/run.sh': '#!/bin/sh\n' });
-    const s1 = await sync();
-    await clone.chmod('a/run.sh', true);
-    await clone.commitAndPush('chmod +x');
-    const s2 = await sync();
-    assert.notEqual(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
-    assert.deepEqual(planned(planChanges(s1, s2)).rebuild, ['a']);
-  });
-
-  it('a broken function.yaml breaks only its folder; the others keep syncing', async () => {
-    const { push, sync } = await setup('broken');
-    await push({ 'a/function.yaml': NODE, 'b/function.yaml': NODE });
-    const s1 = await sync();
-    await push({ 'b/function.yaml': 'runtime: nodejs20\n  bad: [indent\n', 'a/handler.js': 'new' });
-    const s = await sync();
-    assert.deepEqual(planned(planChanges(s1, s)), { added: [], rebuild: ['a'], redeploy: [], removed: [], errors: ['b'] });
-    assert.ok(fn(s, 'a').codeHash);
-    const b = fn(s, 'b');
-    assert.equal(b.manifest, undefined);
-    assert.equal(b.problems[0]?.file, 'b/function.yaml');
-    assert.ok((b.problems[0]?.line ?? 0) > 0);
-  });
-
-  it('two folders with the same name are errors, the rest is fine', async () => {
-    const { push, sync } = await setup('dupes');
-    await push({ 'x/function.yaml': `name: twin\n${NODE}`, 'y/function.yaml': `name: twin\n${NODE}`, 'z/function.yaml': NODE });
-    const s = await sync();
-    const twins = s.functions.filter((f) => f.name === 'twin');
-    assert.equal(twins.length, 2);
-    for (const t of twins) assert.ok(t.problems.length > 0 && !t.manifest);
-    assert.ok(fn(s, 'z').codeHash);
-  });
-
-  it('follows a force-push to a rewritten history', async () => {
-    const { push, sync, clone } = await setup('force');
-    await push({ 'a/function.yaml': NODE, 'a/h.js': '1' });
-    await push({ 'a/h.js': '2' });
-    await sync();
-    await clone.run('reset', '--hard', 'HEAD~1');
-    const rewritten = await push({ 'a/h.js': '3', 'b/function.yaml': NODE }, { force: true });
-    const s = await sync();
-    assert.equal(s.revision, rewritten);
-    assert.deepEqual(names(s), ['a', 'b']);
-  });
-
-  it('gives the same code_hash from the git tree, the working tree and hashFiles', async () => {
-    const { push, source, clone } = await setup('same-hash');
-    await push({
-      'f/function.yaml': `${NODE}include: [shared]\nignore: ["*.md"]\n`,
-      'f/handler.js': 'module.exports.handle = () => 1;\n',
-      'f/bin/run.sh': { content: '#!/bin/sh\n', mode: 'exec' },
-      'f/link.js': { content: 'handler.js', mode: 'symlink' },
-      'f/README.md': 'ignored',
-      'f/.slessignore': 'tmp/\n',
-      'f/tmp/x': 'ignored',
-      'shared/s.js': 's',
+    it('skips the fetch when the branch head has not moved', async () => {
+      const { push, source } = await setupIn('nochange');
+      const c1 = await push({ 'a/function.yaml': NODE });
+      assert.equal((await source.sync()).fetched, true);
+      const again = await source.sync();
+      assert.equal(again.fetched, false);
+      assert.equal(again.revision, c1);
     });
-    const { tree } = await source.sync();
-    const fromGit = fn(await new SnapshotBuilder().build(tree), 'f');
-    const fromDisk = fn(await new SnapshotBuilder().build(new WorkTree(clone.dir)), 'f');
-    const files = [];
-    for await (const file of readFunctionFiles(tree, fromGit)) files.push(file);
-    assert.ok(fromGit.codeHash);
-    assert.equal(fromDisk.codeHash, fromGit.codeHash);
-    assert.equal(hashFiles(files, fromGit.manifest?.ignore), fromGit.codeHash);
-  });
 
-  it('serialises concurrent syncs of one cache', async () => {
-    const { push, source } = await setup('concurrent');
-    const c1 = await push({ 'a/function.yaml': NODE });
-    const results = await Promise.all([source.sync(), source.sync(), source.sync()]);
-    assert.deepEqual(
-      results.map((r) => r.revision),
-      [c1, c1, c1],
-    );
+    it('an env-only change keeps the code_hash and plans a redeploy, no rebuild', async () => {
+      const { push, sync } = await setupIn('envonly');
+      await push({ 'a/function.yaml': `${NODE}env:\n  GREETING: hi\n`, 'a/handler.js': 'x' });
+      const s1 = await sync();
+      await push({ 'a/function.yaml': `${NODE}env:\n  GREETING: hello\n` });
+      const s2 = await sync();
+      assert.equal(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
+      assert.deepEqual(fn(s2, 'a').manifest?.env, { GREETING: 'hello' });
+      assert.deepEqual(planned(planChanges(s1, s2)), {
+        added: [],
+        rebuild: [],
+        redeploy: ['a'],
+        removed: [],
+        errors: [],
+      });
+    });
+
+    it('a change under an include path changes exactly the functions that include it', async () => {
+      const { push, sync } = await setupIn('include');
+      await push({
+        'fns/a/function.yaml': `${NODE}include: [lib/common]\n`,
+        'fns/b/function.yaml': `${NODE}include: [lib/common/u.js, lib/other]\n`,
+        'fns/c/function.yaml': `${NODE}include: [lib/other]\n`,
+        'fns/d/function.yaml': NODE,
+        'lib/common/u.js': '1',
+        'lib/other/o.js': 'o',
+      });
+      const s1 = await sync();
+      await push({ 'lib/common/u.js': '2' });
+      const s2 = await sync();
+      const changed = s2.functions.filter((f) => f.codeHash !== fn(s1, f.name).codeHash).map((f) => f.name);
+      assert.deepEqual(changed, ['a', 'b']);
+      assert.deepEqual(planned(planChanges(s1, s2)).rebuild, ['a', 'b']);
+    });
+
+    it('chmod +x changes the code_hash', async () => {
+      const { push, sync, clone } = await setupIn('chmod');
+      await push({ 'a/function.yaml': NODE, 'a/run.sh': '#!/bin/sh\n' });
+      const s1 = await sync();
+      await clone.chmod('a/run.sh', true);
+      await clone.commitAndPush('chmod +x');
+      const s2 = await sync();
+      assert.notEqual(fn(s2, 'a').codeHash, fn(s1, 'a').codeHash);
+      assert.deepEqual(planned(planChanges(s1, s2)).rebuild, ['a']);
+    });
+
+    it('a broken function.yaml breaks only its folder; the others keep syncing', async () => {
+      const { push, sync } = await setupIn('broken');
+      await push({ 'a/function.yaml': NODE, 'b/function.yaml': NODE });
+      const s1 = await sync();
+      await push({ 'b/function.yaml': 'runtime: nodejs20\n  bad: [indent\n', 'a/handler.js': 'new' });
+      const s = await sync();
+      assert.deepEqual(planned(planChanges(s1, s)), {
+        added: [],
+        rebuild: ['a'],
+        redeploy: [],
+        removed: [],
+        errors: ['b'],
+      });
+      assert.ok(fn(s, 'a').codeHash);
+      const b = fn(s, 'b');
+      assert.equal(b.manifest, undefined);
+      assert.equal(b.problems[0]?.file, 'b/function.yaml');
+      assert.ok((b.problems[0]?.line ?? 0) > 0);
+    });
+
+    it('two folders with the same name are errors, the rest is fine', async () => {
+      const { push, sync } = await setupIn('dupes');
+      await push({
+        'x/function.yaml': `name: twin\n${NODE}`,
+        'y/function.yaml': `name: twin\n${NODE}`,
+        'z/function.yaml': NODE,
+      });
+      const s = await sync();
+      const twins = s.functions.filter((f) => f.name === 'twin');
+      assert.equal(twins.length, 2);
+      for (const t of twins) assert.ok(t.problems.length > 0 && !t.manifest);
+      assert.ok(fn(s, 'z').codeHash);
+    });
+
+    it('follows a force-push to a rewritten history', async () => {
+      const { push, sync, clone } = await setupIn('force');
+      await push({ 'a/function.yaml': NODE, 'a/h.js': '1' });
+      await push({ 'a/h.js': '2' });
+      await sync();
+      await clone.run('reset', '--hard', 'HEAD~1');
+      const rewritten = await push({ 'a/h.js': '3', 'b/function.yaml': NODE }, { force: true });
+      const s = await sync();
+      assert.equal(s.revision, rewritten);
+      assert.deepEqual(names(s), ['a', 'b']);
+    });
+
+    it('gives the same code_hash from the git tree, the working tree and hashFiles', async () => {
+      const { push, source, clone } = await setupIn('same-hash');
+      await push({
+        'f/function.yaml': `${NODE}include: [shared]\nignore: ["*.md"]\n`,
+        'f/handler.js': 'module.exports.handle = () => 1;\n',
+        'f/bin/run.sh': { content: '#!/bin/sh\n', mode: 'exec' },
+        'f/link.js': { content: 'handler.js', mode: 'symlink' },
+        'f/README.md': 'ignored',
+        'f/.slessignore': 'tmp/\n',
+        'f/tmp/x': 'ignored',
+        'shared/s.js': 's',
+      });
+      const { tree } = await source.sync();
+      const fromGit = fn(await new SnapshotBuilder().build(tree), 'f');
+      const fromDisk = fn(await new SnapshotBuilder().build(new WorkTree(clone.dir)), 'f');
+      const files = [];
+      for await (const file of readFunctionFiles(tree, fromGit)) files.push(file);
+      assert.ok(fromGit.codeHash);
+      assert.equal(fromDisk.codeHash, fromGit.codeHash);
+      assert.equal(hashFiles(files, fromGit.manifest?.ignore), fromGit.codeHash);
+    });
+
+    it('serialises concurrent syncs of one cache', async () => {
+      const { push, source } = await setupIn('concurrent');
+      const c1 = await push({ 'a/function.yaml': NODE });
+      const results = await Promise.all([source.sync(), source.sync(), source.sync()]);
+      assert.deepEqual(
+        results.map((r) => r.revision),
+        [c1, c1, c1],
+      );
+    });
+    it('a new GitSource over the same cache folder (a restarted controller) fetches nothing for an unchanged head', async () => {
+      const { push, source, repo } = await setupIn('restart');
+      const c1 = await push({ 'a/function.yaml': NODE, 'a/handler.js': 'x' });
+      const first = await source.sync();
+      const restarted = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: path.dirname(source.gitdir), gitCli });
+      cleanups.push(() => restarted.close());
+      const again = await restarted.sync();
+      assert.equal(again.fetched, false);
+      assert.equal(again.revision, c1);
+      assert.deepEqual(await buildSnapshot(again.tree), await buildSnapshot(first.tree));
+    });
+
+    it('a head named by the caller (a webhook) is fetched at once; the fetched branch tip is what counts', async () => {
+      const { push, source } = await setupIn('hinted');
+      const c1 = await push({ 'a/function.yaml': NODE });
+      assert.equal((await source.sync()).revision, c1);
+      const c2 = await push({ 'a/handler.js': 'two' });
+      const hinted = await source.sync({ head: c2 });
+      assert.equal(hinted.fetched, true);
+      assert.equal(hinted.revision, c2);
+      const c3 = await push({ 'a/handler.js': 'three' });
+      // A stale or wrong hint never wins over the branch: the tip is fetched.
+      const stale = await source.sync({ head: 'f'.repeat(40) });
+      assert.equal(stale.revision, c3);
+      // A hint that is already cached is no reason to skip asking the remote.
+      const c4 = await push({ 'a/handler.js': 'four' });
+      assert.equal((await source.sync({ head: c3 })).revision, c4);
+    });
   });
-});
+}
 
 describe('sync failures are typed errors that name the repository, never the credentials', () => {
   const expectError = async (p: Promise<unknown>, reason: string, url: string, secret?: string) => {
@@ -231,10 +315,15 @@ describe('sync failures are typed errors that name the repository, never the cre
     const { push, repo, source } = await setup('token', { auth });
     await push({ 'a/function.yaml': NODE });
     assert.ok((await source.sync()).revision);
-    const wrong = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL, auth: { token: 'wrong-token-456' } });
+    const wrong = new GitSource({
+      url: repo.url,
+      targets: LOCAL,
+      cacheDir: await tempDir(),
+      auth: { token: 'wrong-token-456' },
+    });
     cleanups.push(() => wrong.close());
     await expectError(wrong.sync(), 'auth', repo.url, 'wrong-token-456');
-    const none = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL });
+    const none = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: await tempDir() });
     cleanups.push(() => none.close());
     await expectError(none.sync(), 'auth', repo.url);
   });
@@ -243,13 +332,13 @@ describe('sync failures are typed errors that name the repository, never the cre
     const auth = { username: 'alice', password: 'pw-789' };
     const { push, repo } = await setup('basic', { auth });
     await push({ 'a/function.yaml': NODE });
-    const inUrl = new GitSource({ url: repo.pushUrl, cacheDir: await tempDir(), targets: LOCAL });
+    const inUrl = new GitSource({ url: repo.pushUrl, targets: LOCAL, cacheDir: await tempDir() });
     cleanups.push(() => inUrl.close());
     assert.ok((await inUrl.sync()).revision);
     const badUrl = new URL(repo.url);
     badUrl.username = 'alice';
     badUrl.password = 'nope-000';
-    const bad = new GitSource({ url: badUrl.toString(), cacheDir: await tempDir(), targets: LOCAL });
+    const bad = new GitSource({ url: badUrl.toString(), targets: LOCAL, cacheDir: await tempDir() });
     cleanups.push(() => bad.close());
     await expectError(bad.sync(), 'auth', repo.url, 'nope-000');
   });
@@ -264,12 +353,35 @@ describe('sync failures are typed errors that name the repository, never the cre
 
   it('a URL that is not a git repository: not-git; a missing repository: not-found', async () => {
     const { url } = sharedGitServer();
-    const page = new GitSource({ url: `${url}/just-a-web-page`, cacheDir: await tempDir(), targets: LOCAL });
+    const page = new GitSource({ url: `${url}/just-a-web-page`, targets: LOCAL, cacheDir: await tempDir() });
     cleanups.push(() => page.close());
     await expectError(page.sync(), 'not-git', `${url}/just-a-web-page`);
-    const missing = new GitSource({ url: `${url}/no-such-repo.git`, cacheDir: await tempDir(), targets: LOCAL });
+    const missing = new GitSource({ url: `${url}/no-such-repo.git`, targets: LOCAL, cacheDir: await tempDir() });
     cleanups.push(() => missing.close());
     await expectError(missing.sync(), 'not-found', `${url}/no-such-repo.git`);
+  });
+
+  it('the git command line fetching (a hinted head skips ls-remote) gives the same typed errors', async () => {
+    const hint = { head: 'e'.repeat(40) };
+    const auth = { token: 'cli-token-123' };
+    const { push, repo } = await setup('cli-errors', { auth });
+    await push({ 'a/function.yaml': NODE });
+    const wrong = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: await tempDir(), auth: { token: 'cli-wrong-456' } });
+    cleanups.push(() => wrong.close());
+    assert.equal(await wrong.cli(), true, 'git is installed on test machines');
+    await expectError(wrong.sync(hint), 'auth', repo.url, 'cli-wrong-456');
+    const right = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: await tempDir(), auth });
+    cleanups.push(() => right.close());
+    assert.ok((await right.sync(hint)).revision);
+    const { url } = sharedGitServer();
+    const missing = new GitSource({ url: `${url}/no-such-cli-repo.git`, targets: LOCAL, cacheDir: await tempDir() });
+    cleanups.push(() => missing.close());
+    await expectError(missing.sync(hint), 'not-found', `${url}/no-such-cli-repo.git`);
+    const page = new GitSource({ url: `${url}/just-a-web-page`, targets: LOCAL, cacheDir: await tempDir() });
+    cleanups.push(() => page.close());
+    await expectError(page.sync(hint), 'not-git', `${url}/just-a-web-page`);
+    await deleteBranch(repo, 'main');
+    await expectError(right.sync(hint), 'branch-not-found', repo.url);
   });
 
   it('server down: unreachable (retryable), and syncing recovers when it is back', async () => {
@@ -280,7 +392,7 @@ describe('sync failures are typed errors that name the repository, never the cre
     cleanups.push(() => clone.dispose());
     await clone.write({ 'a/function.yaml': NODE });
     const c1 = await clone.commitAndPush();
-    const source = new GitSource({ url: repo.url, cacheDir: await tempDir(), targets: LOCAL });
+    const source = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: await tempDir() });
     cleanups.push(() => source.close());
     assert.equal((await source.sync()).revision, c1);
     const port = Number(new URL(server.url).port);
