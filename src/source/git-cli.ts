@@ -43,7 +43,10 @@ export function gitCliAvailable(): Promise<boolean> {
   return detected;
 }
 
-function gitEnv(headers: Readonly<Record<string, string>> | undefined, extra: GitCliRunOptions['config'] = []): NodeJS.ProcessEnv {
+function gitEnv(
+  headers: Readonly<Record<string, string>> | undefined,
+  extra: GitCliRunOptions['config'] = [],
+): NodeJS.ProcessEnv {
   const config: Array<readonly [string, string]> = [
     ...extra,
     ['http.followRedirects', 'false'],
@@ -101,16 +104,26 @@ export function run(args: readonly string[], opts: GitCliRunOptions): Promise<Gi
  * makes git connect to exactly the checked addresses (none for an address literal). Throws
  * TargetRefusedError.
  */
-export async function pinnedResolve(policy: TargetPolicy, url: URL): Promise<Array<readonly [string, string]>> {
+export async function pinnedResolve(
+  policy: TargetPolicy,
+  url: URL,
+): Promise<Array<readonly [string, string]>> {
   policy.checkUrl(url);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) !== 0) return [];
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
-    policy.lookup(host, { all: true }, (err, list) => (err ? reject(err) : resolve(list as unknown as LookupAddress[]))),
+    policy.lookup(host, { all: true }, (err, list) =>
+      err ? reject(err) : resolve(list as unknown as LookupAddress[]),
+    ),
   );
   if (addresses.length === 0) return [];
-  return [['http.curloptResolve', `${host}:${port}:${addresses.map((a) => (a.family === 6 ? `[${a.address}]` : a.address)).join(',')}`]];
+  return [
+    [
+      'http.curloptResolve',
+      `${host}:${port}:${addresses.map((a) => (a.family === 6 ? `[${a.address}]` : a.address)).join(',')}`,
+    ],
+  ];
 }
 
 /** Maps a failed `git fetch` to a GitSourceError for `url` (already redacted). */

@@ -18,7 +18,14 @@ import path from 'node:path';
 import git from 'isomorphic-git';
 import { createGitHttp, DEFAULT_MAX_FETCH_BYTES, FetchTooLargeError } from './git-http.ts';
 import type { GitHttpOptions } from './git-http.ts';
-import { BlobBatcher, classifyGitCliError, gitCliAvailable, listAllTrees, pinnedResolve, run as runGit } from './git-cli.ts';
+import {
+  BlobBatcher,
+  classifyGitCliError,
+  gitCliAvailable,
+  listAllTrees,
+  pinnedResolve,
+  run as runGit,
+} from './git-cli.ts';
 import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
 import { GitTree, TreeMemo } from './git-tree.ts';
 import type { TargetPolicy } from './target-policy.ts';
@@ -285,21 +292,34 @@ export class GitSource {
 
   private async fetchWithCli(): Promise<string> {
     const ref = `refs/remotes/origin/${this.branch}`;
-    const result = await runGit(
-      [
-        'fetch',
-        '--quiet',
-        '--depth=1',
-        '--no-tags',
-        '--no-write-fetch-head',
-        this.url,
-        `+refs/heads/${this.branch}:${ref}`,
-      ],
-      {
-        gitdir: this.gitdir,
-        headers: this.headers,
-      },
-    );
+    let pinned;
+    try {
+      pinned = await pinnedResolve(this.targets, new URL(this.url));
+    } catch (err) {
+      throw classifyGitError(err, redactUrl(this.url), 'fetch');
+    }
+    const packBytesBefore = await this.packBytes();
+    const args = [
+      'fetch',
+      '--quiet',
+      '--depth=1',
+      '--no-tags',
+      '--no-write-fetch-head',
+      this.url,
+      `+refs/heads/${this.branch}:${ref}`,
+    ];
+    // fetch.unpackLimit=1 keeps every fetch as one pack (never loose objects), like isomorphic-git: packs are
+    // counted (MAX_PACKS) and measured (the size limit).
+    const result = await runGit(args, {
+      gitdir: this.gitdir,
+      headers: this.headers,
+      config: [...pinned, ['fetch.unpackLimit', '1']],
+    });
+    // git streams the pack to disk (not into memory): the limit is checked on what it wrote.
+    if ((await this.packBytes()) - packBytesBefore > this.maxFetchBytes) {
+      await this.resetCache();
+      throw classifyGitError(new FetchTooLargeError(this.maxFetchBytes), redactUrl(this.url), 'fetch');
+    }
     if (result.code !== 0) {
       const err = classifyGitCliError(result.stderr, redactUrl(this.url), 'fetch');
       // git falls back to the dumb protocol on a server that is not a smart-HTTP git server and then reports a
@@ -338,7 +358,14 @@ export class GitSource {
   private async packBytes(): Promise<number> {
     const dir = path.join(this.gitdir, 'objects', 'pack');
     const files = await readdir(dir).catch(() => [] as string[]);
-    const sizes = await Promise.all(files.map((f) => stat(path.join(dir, f)).then((s) => s.size, () => 0)));
+    const sizes = await Promise.all(
+      files.map((f) =>
+        stat(path.join(dir, f)).then(
+          (s) => s.size,
+          () => 0,
+        ),
+      ),
+    );
     return sizes.reduce((a, b) => a + b, 0);
   }
 

@@ -41,7 +41,11 @@ async function internalServer(redirectTo?: (req: http.IncomingMessage) => string
 }
 
 /** A resolver that maps test names to loopback, as an attacker's DNS name pointing inside would. */
-const names: typeof import('node:dns').lookup = ((host: string, _o: unknown, cb: (e: Error | null, a: LookupAddress[]) => void) => {
+const names: typeof import('node:dns').lookup = ((
+  host: string,
+  _o: unknown,
+  cb: (e: Error | null, a: LookupAddress[]) => void,
+) => {
   if (host.endsWith('.test')) return cb(null, [{ address: '127.0.0.1', family: 4 }]);
   cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), []);
 }) as never;
@@ -51,7 +55,12 @@ describe('git sources: only targets the policy admits', () => {
   let repo: TestRepo;
   let cacheRoot = '';
   const source = (url: string, targets: TargetPolicy, extra: { maxResponseBytes?: number } = {}) => {
-    const s = new GitSource({ url, cacheDir: path.join(cacheRoot, String(cleanups.length)), targets, ...(extra.maxResponseBytes ? { http: extra } : {}) });
+    const s = new GitSource({
+      url,
+      cacheDir: path.join(cacheRoot, String(cleanups.length)),
+      targets,
+      ...(extra.maxResponseBytes ? { http: extra } : {}),
+    });
     cleanups.push(() => s.close());
     return s;
   };
@@ -72,7 +81,10 @@ describe('git sources: only targets the policy admits', () => {
     cacheRoot = await mkdtemp(path.join(os.tmpdir(), 'sless-targets-'));
     repo = await createRepo(sharedGitServer(), 'targets');
     const clone = await WorkClone.create(repo);
-    await clone.write({ 'a/function.yaml': 'runtime: nodejs20\n', 'a/big.txt': randomBytes(20_000).toString('hex') });
+    await clone.write({
+      'a/function.yaml': 'runtime: nodejs20\n',
+      'a/big.txt': randomBytes(20_000).toString('hex'),
+    });
     await clone.commitAndPush('one function');
     await clone.dispose();
   });
@@ -85,8 +97,14 @@ describe('git sources: only targets the policy admits', () => {
     const internal = await internalServer();
     cleanups.push(() => internal.close());
     const policy = TargetPolicy.publicOnly();
-    await refused(source(`http://127.0.0.1:${internal.port}/x.git`, policy).sync(), /127\.0\.0\.1:\d+ is a loopback address.*SLESS_GIT_ALLOWED_HOSTS/);
-    await refused(source('http://169.254.169.254/latest/meta-data.git', policy).sync(), /link-local \(cloud metadata\)/);
+    await refused(
+      source(`http://127.0.0.1:${internal.port}/x.git`, policy).sync(),
+      /127\.0\.0\.1:\d+ is a loopback address.*SLESS_GIT_ALLOWED_HOSTS/,
+    );
+    await refused(
+      source('http://169.254.169.254/latest/meta-data.git', policy).sync(),
+      /link-local \(cloud metadata\)/,
+    );
     await refused(source(`http://localhost:${internal.port}/x.git`, policy).sync(), /loopback name/);
     assert.equal(internal.requests, 0);
   });
@@ -94,7 +112,13 @@ describe('git sources: only targets the policy admits', () => {
   it('refuses a name that resolves to an internal address (checked after DNS resolution)', async () => {
     const internal = await internalServer();
     cleanups.push(() => internal.close());
-    const err = await refused(source(`http://innocent.test:${internal.port}/x.git`, TargetPolicy.publicOnly({ lookup: names })).sync(), /innocent\.test resolves to a loopback address/);
+    const err = await refused(
+      source(
+        `http://innocent.test:${internal.port}/x.git`,
+        TargetPolicy.publicOnly({ lookup: names }),
+      ).sync(),
+      /innocent\.test resolves to a loopback address/,
+    );
     assert.ok(!err.message.includes('127.0.0.1'), 'the message names the category, not the internal address');
     assert.equal(internal.requests, 0);
   });
@@ -110,12 +134,24 @@ describe('git sources: only targets the policy admits', () => {
   it('refuses a redirect to another host, and an allowed host redirecting inside does not reach the target', async () => {
     const target = await internalServer();
     cleanups.push(() => target.close());
-    const redirector = await internalServer(() => `http://127.0.0.1:${target.port}/x.git/info/refs?service=git-upload-pack`);
+    const redirector = await internalServer(
+      () => `http://127.0.0.1:${target.port}/x.git/info/refs?service=git-upload-pack`,
+    );
     cleanups.push(() => redirector.close());
     const sameHostOnly = TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names });
-    await refused(source(`http://gitea.test:${redirector.port}/x.git`, sameHostOnly).sync(), /redirected to another host/);
-    const crossHost = TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names, crossHostRedirects: true });
-    await refused(source(`http://gitea.test:${redirector.port}/x.git`, crossHost).sync(), /127\.0\.0\.1:\d+ is a loopback address/);
+    await refused(
+      source(`http://gitea.test:${redirector.port}/x.git`, sameHostOnly).sync(),
+      /redirected to another host/,
+    );
+    const crossHost = TargetPolicy.publicOnly({
+      allow: ['gitea.test'],
+      lookup: names,
+      crossHostRedirects: true,
+    });
+    await refused(
+      source(`http://gitea.test:${redirector.port}/x.git`, crossHost).sync(),
+      /127\.0\.0\.1:\d+ is a loopback address/,
+    );
     assert.equal(redirector.requests, 2);
     assert.equal(target.requests, 0);
   });
@@ -126,10 +162,12 @@ describe('git sources: only targets the policy admits', () => {
   });
 
   it('stops a fetch past the size limit: too-large, not retried', async () => {
-    const err = await source(repo.url, TargetPolicy.anyTarget(), { maxResponseBytes: 4_000 }).sync().then(
-      () => assert.fail('the fetch must stop'),
-      (e: unknown) => e,
-    );
+    const err = await source(repo.url, TargetPolicy.anyTarget(), { maxResponseBytes: 4_000 })
+      .sync()
+      .then(
+        () => assert.fail('the fetch must stop'),
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof GitSourceError, String(err));
     assert.equal(err.reason, 'too-large', err.message);
     assert.equal(err.retryable, false);
@@ -139,27 +177,45 @@ describe('git sources: only targets the policy admits', () => {
     const hint = { head: 'd'.repeat(40) };
     const internal = await internalServer();
     cleanups.push(() => internal.close());
-    await refused(source(`http://127.0.0.1:${internal.port}/x.git`, TargetPolicy.publicOnly()).sync(hint), /loopback address/);
-    await refused(source(`http://innocent.test:${internal.port}/x.git`, TargetPolicy.publicOnly({ lookup: names })).sync(hint), /resolves to a loopback address/);
+    await refused(
+      source(`http://127.0.0.1:${internal.port}/x.git`, TargetPolicy.publicOnly()).sync(hint),
+      /loopback address/,
+    );
+    await refused(
+      source(`http://innocent.test:${internal.port}/x.git`, TargetPolicy.publicOnly({ lookup: names })).sync(
+        hint,
+      ),
+      /resolves to a loopback address/,
+    );
     assert.equal(internal.requests, 0);
     // git connects to the address the policy checked (gitea.test is no name the system resolver knows).
-    const allowed = source(repo.url.replace('127.0.0.1', 'gitea.test'), TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names }));
+    const allowed = source(
+      repo.url.replace('127.0.0.1', 'gitea.test'),
+      TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names }),
+    );
     assert.equal(await allowed.cli(), true, 'git is installed on test machines');
     assert.match((await allowed.sync(hint)).revision, /^[0-9a-f]{40}$/);
     const target = await internalServer();
     cleanups.push(() => target.close());
-    const redirector = await internalServer(() => `http://127.0.0.1:${target.port}/x.git/info/refs?service=git-upload-pack`);
+    const redirector = await internalServer(
+      () => `http://127.0.0.1:${target.port}/x.git/info/refs?service=git-upload-pack`,
+    );
     cleanups.push(() => redirector.close());
-    const viaRedirect = source(`http://gitea.test:${redirector.port}/x.git`, TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names, crossHostRedirects: true }));
+    const viaRedirect = source(
+      `http://gitea.test:${redirector.port}/x.git`,
+      TargetPolicy.publicOnly({ allow: ['gitea.test'], lookup: names, crossHostRedirects: true }),
+    );
     await viaRedirect.sync(hint).then(
       () => assert.fail('a redirect must not be followed'),
       (e: unknown) => assert.ok(e instanceof GitSourceError && !e.message.includes(SECRET_ANSWER), String(e)),
     );
     assert.equal(target.requests, 0);
-    const err = await source(repo.url, TargetPolicy.anyTarget(), { maxResponseBytes: 4_000 }).sync(hint).then(
-      () => assert.fail('the fetch must stop'),
-      (e: unknown) => e,
-    );
+    const err = await source(repo.url, TargetPolicy.anyTarget(), { maxResponseBytes: 4_000 })
+      .sync(hint)
+      .then(
+        () => assert.fail('the fetch must stop'),
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof GitSourceError && err.reason === 'too-large', String(err));
   });
 });
