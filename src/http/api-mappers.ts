@@ -1,6 +1,7 @@
 // Between the platform's camelCase records and /v1's snake_case JSON (pure).
 import type { Runtime } from '../manifest/types.ts';
 import type {
+  CodeFile,
   FunctionInput,
   FunctionRecord,
   JobInput,
@@ -14,7 +15,7 @@ import type { BuildRecord, InvocationRecord } from '../store/types.ts';
 
 export interface FunctionBody {
   name?: string;
-  runtime: Runtime;
+  runtime?: Runtime;
   entrypoint?: string;
   memory_mb?: number;
   timeout_sec?: number;
@@ -23,7 +24,8 @@ export interface FunctionBody {
   http_enabled?: boolean;
 }
 
-export function functionInput(name: string, body: FunctionBody): FunctionInput {
+/** A create's input (the schema requires runtime there). */
+export function functionInput(name: string, body: FunctionBody & { runtime: Runtime }): FunctionInput {
   return {
     name,
     runtime: body.runtime,
@@ -33,6 +35,42 @@ export function functionInput(name: string, body: FunctionBody): FunctionInput {
     env: body.env_vars,
     envFromSecrets: body.env_from_secrets,
     httpEnabled: body.http_enabled,
+  };
+}
+
+/**
+ * A PUT's input: the fields the body carries over the function's current settings. http_enabled stays
+ * unset when the body leaves it out, so the function's http triggers are not touched.
+ */
+export function functionUpdateInput(current: FunctionRecord, body: FunctionBody): FunctionInput {
+  return {
+    name: current.name,
+    runtime: body.runtime ?? current.runtime,
+    entrypoint: body.entrypoint ?? current.entrypoint,
+    memoryMb: body.memory_mb ?? current.memoryMb,
+    timeoutSec: body.timeout_sec ?? current.timeoutSec,
+    env: body.env_vars ?? current.env,
+    envFromSecrets: body.env_from_secrets ?? current.envFromSecrets,
+    httpEnabled: body.http_enabled,
+  };
+}
+
+/** GET .../source as JSON: text as it is, other bytes in base64. */
+export function sourceJson(files: readonly CodeFile[]) {
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return {
+    files: sorted.map((f) => {
+      let text: string | undefined;
+      try {
+        text = f.content.includes(0) ? undefined : utf8.decode(f.content);
+      } catch {
+        text = undefined;
+      }
+      return text === undefined
+        ? { path: f.path, content: f.content.toString('base64'), encoding: 'base64' as const, mode: f.mode }
+        : { path: f.path, content: text, encoding: 'utf-8' as const, mode: f.mode };
+    }),
   };
 }
 

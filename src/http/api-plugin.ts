@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import { bearerToken, type Caller } from '../auth/token-verifier.ts';
+import type { Runtime } from '../manifest/types.ts';
 import type { Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog } from '../store/types.ts';
 import * as map from './api-mappers.ts';
@@ -38,11 +39,24 @@ declare module 'fastify' {
   }
 }
 
+/** Accept values that ask GET .../source for the zip instead of JSON. */
 const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream'];
 
 export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): Promise<void> {
   const { platform } = opts;
   app.decorateRequest('caller', null);
+
+  // Go's HTTP helpers set Content-Type: application/json on every request: an empty body is no body.
+  const json = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    json(request, text, done);
+  });
 
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public === true) return;
@@ -70,10 +84,11 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       method: 'POST',
       url: '/namespaces/:ns/functions',
       summary: 'Create a function (then upload its code)',
+      lenient: true,
       body: s.functionCreateSchema,
       success: { status: 201, schema: s.functionSchema },
       handler: async ({ ns }, body) => {
-        const b = body as map.FunctionBody & { name: string };
+        const b = body as map.FunctionBody & { name: string; runtime: Runtime };
         return map.functionJson(await platform.createFunction(ns, map.functionInput(b.name, b)));
       },
     },
@@ -87,7 +102,8 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
     {
       method: 'PUT',
       url: fnRoot,
-      summary: 'Replace a function’s settings (409 when git manages it)',
+      summary: 'Change a function’s settings: only the fields the body carries (409 when git manages it)',
+      lenient: true,
       body: s.functionUpdateSchema,
       success: { status: 200, schema: s.functionSchema },
       handler: async ({ ns, name }, body) => {
@@ -95,7 +111,8 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
         if (b.name !== undefined && b.name !== name) {
           throw new HttpError('bad_request', `the body names function "${b.name}" but the path names "${name}"; renaming is not supported`);
         }
-        return map.functionJson(await platform.updateFunction(ns, name, map.functionInput(name, b)));
+        const current = await platform.getFunction(ns, name);
+        return map.functionJson(await platform.updateFunction(ns, name, map.functionUpdateInput(current, b)));
       },
     },
     {
@@ -123,12 +140,14 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
     {
       method: 'GET',
       url: `${fnRoot}/source`,
-      summary: 'Download the function’s code as a zip',
-      success: { status: 200, contentType: 'application/zip' },
+      summary: 'The function’s code: JSON (its files) by default, the zip for Accept: application/zip',
+      success: { status: 200, schema: s.sourceSchema, alternatives: { 'application/zip': { type: 'string', format: 'binary' } } },
       handler: async ({ ns, name }, _body, _query, reply) => {
-        const zip = writeZip(await platform.getSource(ns, name));
+        const files = await platform.getSource(ns, name);
+        void reply.header('vary', 'accept');
+        if (!wantsZip(reply.request.headers.accept)) return map.sourceJson(files);
         void reply.type('application/zip').header('content-disposition', `attachment; filename="${name}.zip"`);
-        return zip;
+        return writeZip(files);
       },
     },
     {
@@ -164,6 +183,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       method: 'POST',
       url: '/namespaces/:ns/triggers',
       summary: 'Create a trigger',
+      lenient: true,
       body: s.triggerCreateSchema,
       success: { status: 201, schema: s.triggerSchema },
       handler: async ({ ns }, body) => map.triggerJson(await platform.createTrigger(ns, map.triggerInput(body as map.TriggerBody))),
@@ -179,6 +199,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       method: 'PATCH',
       url: '/namespaces/:ns/triggers/:name',
       summary: 'Enable or disable a trigger',
+      lenient: true,
       body: s.triggerPatchSchema,
       success: { status: 200, schema: s.triggerSchema },
       handler: async ({ ns, name }, body) =>
@@ -195,6 +216,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       method: 'POST',
       url: '/namespaces/:ns/jobs',
       summary: 'Run a function once as a job',
+      lenient: true,
       body: s.jobCreateSchema,
       success: { status: 201, schema: s.jobSchema },
       handler: async ({ ns }, body) => map.jobJson(await platform.createJob(ns, map.jobInput(body as map.JobBody))),
@@ -276,6 +298,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       method: route.method,
       url: route.url,
       ...options,
+      ...(route.lenient && route.body ? { preValidation: ignoreUnknownFields(route.body) } : {}),
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const body = route.upload ? await uploadedZip(request, opts.zipLimits) : request.body;
         const result = await route.handler(request.params as Params, body, (request.query ?? {}) as Record<string, string>, reply);
@@ -287,11 +310,10 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
 
   for (const route of routes.filter((r) => !r.upload)) register(app, route);
   // The upload route takes raw zips and multipart; its parsers live in their own scope so no other
-  // /v1 route accepts a 50 MB body.
+  // /v1 route accepts a 50 MB body. A raw body is a zip by its bytes, whatever its content type (or none).
   await app.register(async (scope) => {
-    scope.addContentTypeParser(ZIP_TYPES, { parseAs: 'buffer', bodyLimit: opts.zipLimits.compressedBytes }, (_r, body, done) =>
-      done(null, body),
-    );
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.zipLimits.compressedBytes }, (_r, body, done) => done(null, body));
     await scope.register(multipart, {
       limits: { fileSize: opts.zipLimits.compressedBytes, files: 1, fields: 10, parts: 20 },
     });
@@ -302,7 +324,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
 async function uploadedZip(request: FastifyRequest, limits: ZipLimits): Promise<Buffer> {
   if (!request.isMultipart()) {
     if (!Buffer.isBuffer(request.body)) {
-      throw new HttpError('unsupported_media_type', `send the zip as application/zip (raw body) or multipart/form-data field "file"`);
+      throw new HttpError('invalid_zip', `send the zip as the raw body (e.g. application/zip) or in multipart/form-data field "file"`);
     }
     return request.body;
   }
@@ -310,6 +332,34 @@ async function uploadedZip(request: FastifyRequest, limits: ZipLimits): Promise<
   if (!part) throw new HttpError('bad_request', 'the multipart body has no file; send the zip in field "file"');
   if (part.fieldname !== 'file') throw new HttpError('bad_request', `the zip must be in multipart field "file", not "${part.fieldname}"`);
   return part.toBuffer();
+}
+
+/** Whether an Accept header asks for the zip (a zip type named before, or without, application/json). */
+function wantsZip(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.split(',').map((part) => part.split(';')[0]?.trim().toLowerCase() ?? '');
+  const zip = types.findIndex((t) => ZIP_TYPES.includes(t));
+  const json = types.findIndex((t) => t === 'application/json');
+  return zip >= 0 && (json < 0 || zip < json);
+}
+
+/**
+ * For the old routes: drops the body's top-level fields the schema does not know and names them in a
+ * `Warning: 299` header, so a client written against the old server keeps working and can see what
+ * was ignored.
+ */
+function ignoreUnknownFields(schema: object) {
+  const known = new Set(Object.keys((schema as { properties?: object }).properties ?? {}));
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const body = request.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+    const unknown = Object.keys(body).filter((k) => !known.has(k));
+    if (unknown.length === 0) return;
+    const kept = Object.fromEntries(Object.entries(body).filter(([k]) => known.has(k)));
+    request.body = kept;
+    const names = unknown.map((k) => k.replace(/[^\x20-\x7e]|["\\]/g, '?')).join(', ');
+    void reply.header('warning', `299 sless "unknown fields ignored: ${names}"`);
+  };
 }
 
 function limitOf(query: Record<string, string>): number {

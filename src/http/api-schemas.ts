@@ -34,10 +34,10 @@ export const functionCreateSchema = {
   properties: { name: label(53), ...functionFields },
 } as const;
 
+/** PUT changes only the fields it carries (a PUT without runtime keeps the current one). */
 export const functionUpdateSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['runtime'],
   properties: { name: label(53), ...functionFields },
 } as const;
 
@@ -175,6 +175,27 @@ export const repositorySchema = {
       items: { type: 'object', properties: { name: str, path: str, code_hash: str, error: str } },
     },
     ready: { type: 'object', properties: { status: str, reason: str, message: str } },
+  },
+} as const;
+
+export const sourceSchema = {
+  type: 'object',
+  required: ['files'],
+  properties: {
+    files: {
+      type: 'array',
+      description: 'every file of the function, sorted by path',
+      items: {
+        type: 'object',
+        required: ['path', 'content', 'encoding', 'mode'],
+        properties: {
+          path: { type: 'string', description: 'relative to the function folder, "/" separated' },
+          content: { type: 'string', description: 'the text itself (utf-8), or base64 for bytes that are not UTF-8 text' },
+          encoding: { type: 'string', enum: ['utf-8', 'base64'] },
+          mode: { type: 'string', enum: ['100644', '100755', '120000'], description: 'regular, executable, symlink (content = target)' },
+        },
+      },
+    },
   },
 } as const;
 

@@ -20,7 +20,9 @@ export const ERROR_CATALOG = {
   managed_by_git: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
-  invalid: 422,
+  // Values only a platform can judge (a cron schedule, a function that does not exist): 400 like
+  // every other invalid input, as the old server answered.
+  invalid: 400,
   internal: 500,
   upstream_unreachable: 502,
   unavailable: 503,

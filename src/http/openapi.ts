@@ -11,7 +11,18 @@ export interface ApiRoute {
   readonly querystring?: { properties: Record<string, object> };
   /** A zip in the body (raw or multipart field "file") instead of JSON. */
   readonly upload?: boolean;
-  readonly success: { readonly status: number; readonly schema?: object; readonly contentType?: string };
+  /**
+   * A route the old server had: unknown top-level fields of the body are ignored (and named in a
+   * `Warning` header) instead of refused, as Go's encoding/json did.
+   */
+  readonly lenient?: boolean;
+  readonly success: {
+    readonly status: number;
+    readonly schema?: object;
+    readonly contentType?: string;
+    /** Other representations a client can ask for with Accept, e.g. a zip: content type -> schema. */
+    readonly alternatives?: Readonly<Record<string, object>>;
+  };
   readonly handler: (
     params: { ns: string; name: string },
     body: unknown,
@@ -38,9 +49,12 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
         ? { description: 'done' }
         : {
             description: 'ok',
-            content: route.success.contentType
-              ? { [route.success.contentType]: { schema: { type: 'string', format: 'binary' } } }
-              : { 'application/json': { schema: route.success.schema ?? {} } },
+            content: {
+              ...(route.success.contentType
+                ? { [route.success.contentType]: { schema: { type: 'string', format: 'binary' } } }
+                : { 'application/json': { schema: route.success.schema ?? {} } }),
+              ...Object.fromEntries(Object.entries(route.success.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
+            },
           };
     const zip = { type: 'string', format: 'binary' };
     const requestBody = route.upload
@@ -55,7 +69,7 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
         ? { required: true, content: { 'application/json': { schema: route.body } } }
         : undefined;
     (paths[path] ??= {})[route.method.toLowerCase()] = {
-      summary: route.summary,
+      summary: route.lenient ? `${route.summary}. Unknown fields are ignored and named in a Warning header` : route.summary,
       parameters: [...params, ...query],
       ...(requestBody ? { requestBody } : {}),
       responses: {
@@ -69,7 +83,7 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
   return {
     openapi: '3.1.0',
     info: { title: 'sless management API', version: 'v1' },
-    paths,
+    paths: { ...paths, ...proxyPaths() },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: {
@@ -77,4 +91,35 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
       },
     },
   };
+}
+
+const PROXY_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const;
+
+/** The public invoke proxy (CONTRACT.md §3): no token, any method, the function answers. */
+function proxyPaths(): Record<string, Record<string, object>> {
+  const param = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+  const error = (description: string) => ({ description, content: { 'application/json': { schema: errorRef } } });
+  const operation = (rest: boolean) => ({
+    summary: `Call the function${rest ? ' with a sub-path (handed to it as context.path)' : ''}`,
+    description:
+      'Forwards the method, path, query, headers and streamed body to the function and streams its answer back; ' +
+      'hop-by-hop headers are dropped and X-Forwarded-* added. Every answer carries X-Request-Id.',
+    parameters: [
+      param('namespace', 'the function\'s namespace'),
+      param('name', 'the function\'s name'),
+      ...(rest ? [param('rest', 'the rest of the path, any number of segments')] : []),
+    ],
+    requestBody: { required: false, content: { '*/*': { schema: {} } } },
+    responses: {
+      default: { description: "the function's own answer (status, headers and body as it returns them)" },
+      '404': error('no such function'),
+      '413': error('the body is larger than the limit (SLESS_MAX_BODY_BYTES, default 6 MiB)'),
+      '502': error('the function could not be reached'),
+      '503': error('the function is disabled (its http triggers are all disabled) or not ready yet'),
+      '504': error('the function took longer than its timeout_sec'),
+    },
+    security: [],
+  });
+  const ops = (rest: boolean) => Object.fromEntries(PROXY_METHODS.map((m) => [m, operation(rest)]));
+  return { '/fn/{namespace}/{name}': ops(false), '/fn/{namespace}/{name}/{rest}': ops(true) };
 }

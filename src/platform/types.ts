@@ -149,7 +149,7 @@ export const PLATFORM_ERROR_CODES = [
 ] as const;
 export type PlatformErrorCode = (typeof PLATFORM_ERROR_CODES)[number];
 
-/** Thrown by platforms; the HTTP layer maps `code` to a status (404, 409, 409, 422, 503). */
+/** Thrown by platforms; the HTTP layer maps `code` to a status (404, 409, 409, 400, 503). */
 export class PlatformError extends Error {
   constructor(
     readonly code: PlatformErrorCode,

@@ -1,4 +1,4 @@
-// Zip uploads (raw and multipart) and /source downloads; hostile zips get 4xx with clear errors.
+// Zip uploads (raw and multipart) and /source zip downloads; hostile zips get 4xx with clear errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readZip } from '../../src/http/read-zip.ts';
@@ -34,7 +34,7 @@ describe('zip upload and download', async () => {
       platform.sources.get(`${NS}/code`)?.map((f) => [f.path, f.mode, f.content.toString()]).sort(),
       files.map((f) => [f.path, f.mode, f.content.toString()]).sort(),
     );
-    const source = await app.inject({ url: url('code', 'source'), headers: auth });
+    const source = await app.inject({ url: url('code', 'source'), headers: { ...auth, accept: 'application/zip' } });
     assert.equal(source.statusCode, 200);
     assert.equal(source.headers['content-type'], 'application/zip');
     const back = await readZip(source.rawPayload);
@@ -90,9 +90,10 @@ describe('zip upload and download', async () => {
     assert.match(res.json().error, /repository infra/);
   });
 
-  it('refuses a JSON body on the upload route', async () => {
+  it('reads a raw body as a zip whatever its content type: JSON is not a zip', async () => {
     const res = await app.inject({ method: 'POST', url: url('code', 'upload'), headers: auth, payload: { zip: 'no' } });
-    assert.equal(res.statusCode, 415);
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().code, 'invalid_zip');
   });
 });
 
