@@ -28,6 +28,29 @@ describe('decideWebhook', () => {
       assert.equal(decideWebhook(verdict, 'main').outcome, outcome);
     });
   }
+  const gitea = (event: Extract<WebhookVerdict, { status: 'verified' }>['event']): WebhookVerdict => ({
+    provider: 'gitea',
+    status: 'verified',
+    signature: 'valid',
+    event,
+  });
+  const testDelivery = (ref: string) => gitea({ kind: 'push', ref, after: 'a'.repeat(40), before: 'a'.repeat(40), deleted: false, cloneUrls: [] });
+  const deletion = (refType: 'branch' | 'tag', name: string) => gitea({ kind: 'delete', refType, name, cloneUrls: [] });
+  const giteaCases: Array<[string, WebhookVerdict, string, RegExp]> = [
+    ["Gitea's test delivery naming the watched branch unqualified", testDelivery('main'), 'accepted', /test delivery for main/],
+    ["Gitea's test delivery naming another branch", testDelivery('dev'), 'ignored', /not a branch push/],
+    ['the watched branch deleted (a delete event only)', deletion('branch', 'main'), 'accepted', /watched branch main was deleted/],
+    ['another branch deleted', deletion('branch', 'dev'), 'ignored', /branch dev deleted; this repository watches branch main/],
+    ['a tag named like the branch deleted', deletion('tag', 'main'), 'ignored', /tag main deleted/],
+  ];
+  for (const [what, verdict, outcome, message] of giteaCases) {
+    it(`${outcome} for ${what}`, () => {
+      const decision = decideWebhook(verdict, 'main');
+      assert.equal(decision.outcome, outcome);
+      assert.match(decision.message, message);
+    });
+  }
+
   it('names the provider and delivery in the sync reason', () => {
     assert.equal(decideWebhook(push('refs/heads/main', { branch: 'main' }), 'main').reason, 'webhook github delivery d1');
   });

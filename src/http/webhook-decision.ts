@@ -24,11 +24,21 @@ export function decideWebhook(verdict: WebhookVerdict, watchedBranch: string): W
       return decision('ignored', 'ping received; webhook works');
     case 'other':
       return decision('ignored', `event "${event.name}" is not a push; nothing to do`);
-    case 'push':
-      if (event.branch === undefined) return decision('ignored', `push to ${event.ref} is not a branch push; nothing to do`);
-      if (event.branch !== watchedBranch) {
-        return decision('ignored', `push to branch ${event.branch}; this repository watches ${watchedBranch}`);
+    case 'delete':
+      if (event.refType !== 'branch' || event.name !== watchedBranch) {
+        return decision('ignored', `${event.refType} ${event.name} deleted; this repository watches branch ${watchedBranch}`);
       }
-      return decision('accepted', `push to ${event.branch}${event.deleted ? ' (branch deleted)' : ` at ${event.after.slice(0, 12)}`}; sync requested`);
+      // The sync then reports the missing branch and prunes nothing: what runs keeps running.
+      return decision('accepted', `the watched branch ${event.name} was deleted; sync requested`);
+    case 'push': {
+      // Gitea's test delivery (POST .../hooks/{id}/tests?ref=main) names the branch unqualified.
+      const branch = event.branch ?? (event.ref === watchedBranch ? watchedBranch : undefined);
+      if (branch === undefined) return decision('ignored', `push to ${event.ref} is not a branch push; nothing to do`);
+      if (branch !== watchedBranch) {
+        return decision('ignored', `push to branch ${branch}; this repository watches ${watchedBranch}`);
+      }
+      const what = event.branch === undefined ? `test delivery for ${branch}` : `push to ${branch}`;
+      return decision('accepted', `${what}${event.deleted ? ' (branch deleted)' : ` at ${event.after.slice(0, 12)}`}; sync requested`);
+    }
   }
 }

@@ -366,3 +366,96 @@ describe('parseWebhook: bodies', () => {
     assert.equal(verdict.deliveryId, undefined);
   });
 });
+
+describe('parseWebhook: Gitea as it really sends (recorded from Gitea 1.27.3 by test/fixtures/webhooks/record-gitea.ts)', () => {
+  it('a form delivery (payload=<url-encoded JSON>) is verified against the JSON Gitea signed, and read like a JSON one', () => {
+    const input = delivery('gitea-form-push.txt');
+    assert.match(String(input.headers['Content-Type']), /^application\/x-www-form-urlencoded/);
+    assert.ok(input.rawBody.toString('latin1').startsWith('payload='));
+    const verdict = verified(parseWebhook(input));
+    assert.equal(verdict.provider, 'gitea');
+    assert.equal(verdict.event.kind, 'push');
+    assert.equal((verdict.event as { branch?: string }).branch, 'main');
+  });
+
+  it('Gitea signs the JSON inside the form, not the bytes it sends', () => {
+    const input = delivery('gitea-form-push.txt');
+    const json = Buffer.from(new URLSearchParams(input.rawBody.toString('utf8')).get('payload') ?? '', 'utf8');
+    assert.equal(input.headers['X-Gitea-Signature'], hex(json));
+    assert.notEqual(input.headers['X-Gitea-Signature'], hex(input.rawBody));
+  });
+
+  it('a form delivery whose payload was changed does not verify', () => {
+    const input = delivery('gitea-form-push.txt');
+    const tampered = Buffer.from(input.rawBody.toString('latin1').replace('refs%2Fheads%2Fmain', 'refs%2Fheads%2Fmainx'), 'latin1');
+    assert.notDeepEqual(tampered, input.rawBody);
+    assert.equal(parseWebhook({ ...input, rawBody: tampered }).signature, 'invalid');
+  });
+
+  it('a webhook without a secret (empty signature headers) is refused with what to set, not a digest-format complaint', () => {
+    const input = delivery('gitea-nosecret-push.json');
+    assert.equal(input.headers['X-Gitea-Signature'], '');
+    assert.equal(input.headers['X-Hub-Signature'], 'sha1=');
+    assert.equal(input.headers['X-Hub-Signature-256'], 'sha256=');
+    const verdict = parseWebhook(input);
+    assert.equal(verdict.status, 'rejected');
+    assert.ok(verdict.status === 'rejected');
+    assert.equal(verdict.signature, 'missing');
+    assert.match(verdict.error, /the webhook has no secret/);
+    assert.match(verdict.error, /set the webhook's secret to the repository's webhookSecret/);
+    assert.doesNotMatch(verdict.error, /hex digits/);
+  });
+
+  it('the test delivery (POST .../hooks/{id}/tests?ref=main) is a push with an unqualified "ref": "main"', () => {
+    const verdict = verified(parseWebhook(delivery('gitea-test-delivery.json')));
+    assert.equal(verdict.event.kind, 'push');
+    const push = verdict.event as { ref: string; branch?: string; before?: string; after: string };
+    assert.equal(push.ref, 'main');
+    assert.equal(push.branch, undefined);
+    assert.equal(push.before, push.after);
+  });
+
+  it('deleting a branch sends only a delete event: read as a branch deletion', () => {
+    const input = delivery('gitea-delete-branch.json');
+    assert.equal(input.headers['X-Gitea-Event'], 'delete');
+    const verdict = verified(parseWebhook(input));
+    assert.deepEqual(
+      { ...verdict.event, cloneUrls: undefined },
+      { kind: 'delete', refType: 'branch', name: 'feature-x', cloneUrls: undefined, repository: 'sless-admin/functions' },
+    );
+  });
+});
+
+describe('parseWebhook: GitHub form deliveries sign the bytes sent (docs.github.com, "Validating webhook deliveries")', () => {
+  // GitHub's docs: the form content type "will send the JSON payload as a form parameter called
+  // payload", and the signature is an HMAC of the request body as received (their examples hash
+  // the raw body). Unlike Gitea, which signs the JSON inside the form.
+  const json = readFileSync(new URL('github-push.json', fixtures));
+  const form = Buffer.from(`payload=${encodeURIComponent(json.toString('utf8'))}`);
+  const headers = (signature: string) => ({
+    ...deliveries['github-push.json'],
+    'Content-Type': 'application/x-www-form-urlencoded',
+    'X-Hub-Signature-256': `sha256=${signature}`,
+  });
+
+  it('signed over the form body: verified, and read from the payload field', () => {
+    const verdict = verified(parseWebhook({ headers: headers(hex(form)), rawBody: form, secret: SECRET }));
+    assert.equal((verdict.event as { branch?: string }).branch, 'main');
+  });
+
+  it('signed over the JSON inside instead: invalid', () => {
+    assert.equal(parseWebhook({ headers: headers(hex(json)), rawBody: form, secret: SECRET }).signature, 'invalid');
+  });
+
+  it('a signed form without a payload field is malformed', () => {
+    const body = Buffer.from('other=1');
+    const verdict = parseWebhook({ headers: headers(hex(body)), rawBody: body, secret: SECRET });
+    assert.equal(verdict.status, 'malformed');
+  });
+
+  it('GitHub without a secret sends no signature header: refused, saying the webhook has no secret', () => {
+    const verdict = parseWebhook(delivery('github-push.json', { 'X-Hub-Signature-256': undefined, 'X-Hub-Signature': undefined }));
+    assert.ok(verdict.status === 'rejected');
+    assert.match(verdict.error, /no X-Hub-Signature-256 header: the webhook has no secret/);
+  });
+});

@@ -1,10 +1,12 @@
 // A push webhook (headers + the exact bytes received + the repository's secret) -> a verdict the
 // HTTP route can act on. Pure: no I/O, no clock, never throws.
 //
-// Order matters: the provider is told from its event header, the signature is checked over the raw
-// bytes, and only a body whose signature is valid is parsed at all. Nothing is derived from the
+// Order matters: the provider is told from its event header, the signature is checked over the bytes
+// the provider signed (the raw body; for Gitea's form deliveries the JSON in the `payload` field), and
+// only a body whose signature is valid is parsed at all. Nothing is derived from the
 // commit list (Gitea sends the last 5 commits, GitLab 20): the sync diffs trees in git instead.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { webhookBody } from './form-body.ts';
 
 export type WebhookProvider = 'gitea' | 'github' | 'gitlab' | 'unknown';
 
@@ -16,7 +18,10 @@ export type SignatureCheck = 'valid' | 'invalid' | 'missing' | 'no-secret';
 
 export interface PushEvent {
   readonly kind: 'push';
-  /** Full ref as sent, e.g. `refs/heads/main` or `refs/tags/v1`. */
+  /**
+   * The ref as sent: `refs/heads/main`, `refs/tags/v1`, or unqualified (`main`) in Gitea's test
+   * delivery (`POST .../hooks/{id}/tests?ref=main`), which names neither heads nor tags.
+   */
   readonly ref: string;
   /** Set for branch pushes only; a tag push is not a branch push. */
   readonly branch?: string;
@@ -32,6 +37,16 @@ export interface PushEvent {
   readonly repository?: string;
 }
 
+/** A branch or tag deleted (Gitea sends only this when a branch is deleted; GitHub sends it besides a push). */
+export interface DeleteEvent {
+  readonly kind: 'delete';
+  readonly refType: 'branch' | 'tag';
+  /** The short name as sent (`main`, `v1`), never `refs/...`. */
+  readonly name: string;
+  readonly cloneUrls: readonly string[];
+  readonly repository?: string;
+}
+
 export interface PingEvent {
   readonly kind: 'ping';
 }
@@ -42,7 +57,7 @@ export interface OtherEvent {
   readonly name: string;
 }
 
-export type WebhookEvent = PushEvent | PingEvent | OtherEvent;
+export type WebhookEvent = PushEvent | DeleteEvent | PingEvent | OtherEvent;
 
 interface VerdictBase {
   readonly provider: WebhookProvider;
@@ -97,24 +112,39 @@ export function parseWebhook(input: WebhookInput): WebhookVerdict {
         'the repository has no webhookSecret, so no webhook can be verified; add webhookSecret to the Secret named by spec.secretRef',
     };
   }
-  const signature = checkSignature(provider, headers, input.rawBody, input.secret);
+  // Form deliveries carry the JSON in the field `payload`. Gitea signs that JSON, not the bytes it
+  // sends; GitHub signs the bytes sent (its docs: the HMAC of the request body, whatever the type).
+  const body = webhookBody(first(headers, 'content-type'), input.rawBody);
+  const signed = provider === 'gitea' && body.form ? body.json : input.rawBody;
+  if (signed === undefined) {
+    return {
+      ...base,
+      status: 'rejected',
+      signature: 'invalid',
+      error: 'a form-encoded Gitea delivery without a "payload" field cannot be verified (Gitea signs that field)',
+    };
+  }
+  const signature = checkSignature(provider, headers, signed, input.secret);
   if (signature.check !== 'valid')
     return { ...base, status: 'rejected', signature: signature.check, error: signature.error };
+  if (body.json === undefined) {
+    return { ...base, status: 'malformed', signature: 'valid', error: `the form-encoded ${provider} webhook has no "payload" field` };
+  }
 
-  let body: unknown;
+  let parsed: unknown;
   try {
-    body = JSON.parse(input.rawBody.toString('utf8'));
+    parsed = JSON.parse(body.json.toString('utf8'));
   } catch (error) {
     return {
       ...base,
       status: 'malformed',
       signature: 'valid',
-      error: `the ${provider} webhook body is not JSON (${(error as Error).message}); send it with content type application/json`,
+      error: `the ${provider} webhook ${body.form ? '"payload" field' : 'body'} is not JSON (${(error as Error).message}); send it with content type application/json`,
     };
   }
   const eventName = eventHeader(headers, provider) ?? '';
   const kind = eventKind(provider, eventName);
-  if (kind !== 'push')
+  if (kind === 'ping' || kind === 'other')
     return {
       ...base,
       status: 'verified',
@@ -122,9 +152,9 @@ export function parseWebhook(input: WebhookInput): WebhookVerdict {
       event: kind === 'ping' ? { kind } : { kind, name: eventName },
     };
 
-  const push = readPush(provider, body);
-  if ('error' in push) return { ...base, status: 'malformed', signature: 'valid', error: push.error };
-  return { ...base, status: 'verified', signature: 'valid', event: push };
+  const event = kind === 'push' ? readPush(provider, parsed) : readDelete(provider, parsed);
+  if ('error' in event) return { ...base, status: 'malformed', signature: 'valid', error: event.error };
+  return { ...base, status: 'verified', signature: 'valid', event };
 }
 
 type Headers = ReadonlyMap<string, readonly string[]>;
@@ -164,6 +194,7 @@ function eventHeader(headers: Headers, provider: WebhookProvider): string | unde
 function eventKind(provider: WebhookProvider, name: string): WebhookEvent['kind'] {
   if (provider === 'gitlab') return name === 'Push Hook' || name === 'Tag Push Hook' ? 'push' : 'other';
   if (name === 'push') return 'push';
+  if (name === 'delete') return 'delete';
   return provider === 'github' && name === 'ping' ? 'ping' : 'other';
 }
 
@@ -194,7 +225,7 @@ function checkSignature(
       return {
         check: 'missing',
         error:
-          "no X-Gitlab-Token header; set the secret token of the GitLab webhook to the repository's webhookSecret",
+          "no X-Gitlab-Token header: the webhook has no secret token; set the GitLab webhook's secret token to the repository's webhookSecret",
       };
     return equalSecrets(token, secret)
       ? { check: 'valid' }
@@ -209,7 +240,14 @@ function checkSignature(
           { header: 'x-hub-signature-256', prefix: 'sha256=' },
         ]
       : [{ header: 'x-hub-signature-256', prefix: 'sha256=' }];
+  // A webhook without a secret still sends the headers, empty: `X-Gitea-Signature: ""`,
+  // `X-Hub-Signature: "sha1="`, `X-Hub-Signature-256: "sha256="` (Gitea does).
+  let sentEmpty = isEmptySignature(headers, 'x-hub-signature', 'sha1=');
   for (const { header, prefix } of candidates) {
+    if (isEmptySignature(headers, header, prefix)) {
+      sentEmpty = true;
+      continue;
+    }
     const value = singleValue(headers, header);
     if (value === undefined) continue;
     if (value === 'repeated') return { check: 'invalid', error: `${header} appears more than once` };
@@ -225,14 +263,22 @@ function checkSignature(
       ? { check: 'valid' }
       : {
           check: 'invalid',
-          error: `${header} does not match an HMAC-SHA256 of the body with the repository's webhookSecret`,
+          error: `${header} does not match an HMAC-SHA256 of the ${provider === 'gitea' ? 'payload' : 'body'} with the repository's webhookSecret`,
         };
   }
   const named = provider === 'gitea' ? 'X-Gitea-Signature' : 'X-Hub-Signature-256';
   return {
     check: 'missing',
-    error: `no ${named} header; set the webhook's secret to the repository's webhookSecret`,
+    error: sentEmpty
+      ? `the webhook has no secret (its signature headers are empty); set the webhook's secret to the repository's webhookSecret`
+      : `no ${named} header: the webhook has no secret; set the webhook's secret to the repository's webhookSecret`,
   };
+}
+
+/** The header is there, but holds nothing beyond its prefix (`""`, `"sha256="`). */
+function isEmptySignature(headers: Headers, name: string, prefix: string): boolean {
+  const values = headers.get(name);
+  return values !== undefined && values.length > 0 && values.every((v) => v.trim() === '' || v.trim() === prefix);
 }
 
 /** Undefined when absent or empty (Gitea sends empty signature headers when it has no secret). */
@@ -257,6 +303,30 @@ function readPush(provider: WebhookProvider, body: unknown): PushEvent | { error
     return { error: `the ${provider} push payload has no commit id in "after"` };
   }
   const before = body['before'];
+  return {
+    kind: 'push',
+    ref,
+    ...(ref.startsWith('refs/heads/') ? { branch: ref.slice('refs/heads/'.length) } : {}),
+    ...(ref.startsWith('refs/tags/') ? { tag: ref.slice('refs/tags/'.length) } : {}),
+    after,
+    ...(typeof before === 'string' ? { before } : {}),
+    deleted: ZERO_SHA.test(after),
+    ...repositoryOf(provider, body),
+  };
+}
+
+/** Gitea's and GitHub's `delete` event: `{"ref": "main", "ref_type": "branch", "repository": ...}`. */
+function readDelete(provider: WebhookProvider, body: unknown): DeleteEvent | { error: string } {
+  if (!isRecord(body)) return { error: `the ${provider} delete payload is not a JSON object` };
+  const ref = body['ref'];
+  const refType = body['ref_type'];
+  if (typeof ref !== 'string' || ref === '') return { error: `the ${provider} delete payload has no "ref"` };
+  if (refType !== 'branch' && refType !== 'tag') return { error: `the ${provider} delete payload's "ref_type" is neither "branch" nor "tag"` };
+  const name = ref.replace(refType === 'branch' ? /^refs\/heads\// : /^refs\/tags\//, '');
+  return { kind: 'delete', refType, name, ...repositoryOf(provider, body) };
+}
+
+function repositoryOf(provider: WebhookProvider, body: Record<string, unknown>): { cloneUrls: string[]; repository?: string } {
   const project = provider === 'gitlab' ? record(body['project']) : undefined;
   const repo = record(body['repository']);
   const urls =
@@ -272,17 +342,7 @@ function readPush(provider: WebhookProvider, body: unknown): PushEvent | { error
       : [repo?.['clone_url'], repo?.['html_url'], repo?.['ssh_url'], repo?.['git_url']];
   const cloneUrls = [...new Set(urls.filter((u): u is string => typeof u === 'string' && u !== ''))];
   const fullName = provider === 'gitlab' ? project?.['path_with_namespace'] : repo?.['full_name'];
-  return {
-    kind: 'push',
-    ref,
-    ...(ref.startsWith('refs/heads/') ? { branch: ref.slice('refs/heads/'.length) } : {}),
-    ...(ref.startsWith('refs/tags/') ? { tag: ref.slice('refs/tags/'.length) } : {}),
-    after,
-    ...(typeof before === 'string' ? { before } : {}),
-    deleted: ZERO_SHA.test(after),
-    cloneUrls,
-    ...(typeof fullName === 'string' ? { repository: fullName } : {}),
-  };
+  return { cloneUrls, ...(typeof fullName === 'string' ? { repository: fullName } : {}) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

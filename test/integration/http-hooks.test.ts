@@ -20,6 +20,7 @@ describe('/hooks', async () => {
     await platform.createRepository('dev', { name: 'shop', url: 'https://git.example/shop.git', branch: 'main', webhookSecret: deliveries.secret });
     await platform.createRepository('dev', { name: 'staging', url: 'https://git.example/shop.git', branch: 'develop', webhookSecret: deliveries.secret });
     await platform.createRepository('dev', { name: 'nosecret', url: 'https://git.example/shop.git' });
+    await platform.createRepository('dev', { name: 'feature', url: 'https://git.example/shop.git', branch: 'feature-x', webhookSecret: deliveries.secret });
   });
   after(() => app.close());
 
@@ -53,6 +54,47 @@ describe('/hooks', async () => {
       assert.equal(platform.syncRequests.length, before);
     });
   }
+
+  describe('Gitea as it really sends (recorded deliveries)', () => {
+    const syncs = async (repo: string, name: string) => {
+      const { body, headers } = await fixture(name);
+      const before = platform.syncRequests.length;
+      const res = await post(repo, body, headers);
+      return { res, synced: platform.syncRequests.length - before };
+    };
+
+    it('a form-encoded push (signed over the JSON inside) starts a sync like a JSON one', async () => {
+      const { res, synced } = await syncs('shop', 'gitea-form-push.txt');
+      assert.equal(res.statusCode, 202, res.body);
+      assert.equal(synced, 1);
+    });
+
+    it('a webhook without a secret: 401 saying so and what to set', async () => {
+      const { res, synced } = await syncs('shop', 'gitea-nosecret-push.json');
+      assert.equal(res.statusCode, 401);
+      assert.match(res.json().error, /the webhook has no secret.*set the webhook's secret to the repository's webhookSecret/);
+      assert.equal(synced, 0);
+    });
+
+    it('the test delivery ("ref": "main", unqualified) syncs the repository watching main', async () => {
+      const { res, synced } = await syncs('shop', 'gitea-test-delivery.json');
+      assert.equal(res.statusCode, 202, res.body);
+      assert.match(res.json().reason, /test delivery for main/);
+      assert.equal(synced, 1);
+      const other = await syncs('staging', 'gitea-test-delivery.json');
+      assert.equal(other.res.statusCode, 200);
+      assert.equal(other.synced, 0);
+    });
+
+    it('deleting the watched branch (only a delete event) syncs at once; deleting another branch is ignored', async () => {
+      const watched = await syncs('feature', 'gitea-delete-branch.json');
+      assert.equal(watched.res.statusCode, 202, watched.res.body);
+      assert.equal(watched.synced, 1);
+      const other = await syncs('shop', 'gitea-delete-branch.json');
+      assert.equal(other.res.statusCode, 200);
+      assert.equal(other.synced, 0);
+    });
+  });
 
   it('acknowledges and ignores a push to another branch', async () => {
     const { body, headers } = await fixture('github-push.json');
@@ -89,7 +131,7 @@ describe('/hooks', async () => {
 
   it('counts outcomes per provider in the metrics', async () => {
     const text = await registry.metrics();
-    assert.match(text, /sless_webhooks_total\{provider="gitea",outcome="accepted"\} 1/);
+    assert.match(text, /sless_webhooks_total\{provider="gitea",outcome="accepted"\} [1-9]\d*\n/);
     assert.match(text, /sless_webhooks_total\{provider="github",outcome="unauthorized"\} \d+/);
     assert.match(text, /sless_webhooks_total\{provider="github",outcome="ignored"\} \d+/);
   });
