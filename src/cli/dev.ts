@@ -8,13 +8,16 @@ import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import { Registry } from 'prom-client';
 import type { AuthOptions } from '../auth/token-verifier.ts';
+import { CommitStatusPoster } from '../commit-status/commit-status-poster.ts';
+import { RevisionReporter } from '../commit-status/revision-reporter.ts';
+import { describeTarget, statusTarget } from '../commit-status/status-target.ts';
 import { loadDevConfig, type DevConfig } from '../config/config.ts';
 import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform } from '../platform/local/local-platform.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';
 import { streamLogger, type Logger } from '../platform/local/logger.ts';
-import { openRepository } from '../platform/local/open-repository.ts';
+import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
@@ -71,6 +74,26 @@ async function adminToken(config: DevConfig, secret: string): Promise<string> {
   return jwt.sign(new TextEncoder().encode(secret));
 }
 
+/** `--commit-status`: statuses go to the API of the host --repo names, with a token that may write them. */
+function commitStatusOf(config: DevConfig, logger: Logger, publicUrl: () => string): { reporter: RevisionReporter; poster: CommitStatusPoster } | undefined {
+  if (!config.commitStatus) return undefined;
+  if (!isGitUrl(config.repo)) throw new Error(`--commit-status needs --repo to be a git URL (http or https), not ${config.repo}`);
+  let urlPassword: string | undefined;
+  try {
+    urlPassword = decodeURIComponent(new URL(config.repo).password) || undefined;
+  } catch {
+    urlPassword = undefined;
+  }
+  const target = statusTarget({ url: config.repo, provider: config.commitStatusProvider, token: config.commitStatusToken ?? urlPassword });
+  if ('error' in target) {
+    const hint = config.commitStatusToken || urlPassword ? '' : "; set SLESS_COMMIT_STATUS_TOKEN or put a token in --repo's URL";
+    throw new Error(`--commit-status: ${target.error}${hint}`);
+  }
+  const poster = new CommitStatusPoster({ logger });
+  logger.info(`commit statuses go to ${describeTarget(target)} (context "sless")`);
+  return { poster, reporter: new RevisionReporter({ target, poster, namespace: config.namespace, consoleBaseUrl: publicUrl }) };
+}
+
 /** Starts everything and returns once the server listens (the first sync runs in the background). */
 export async function startDev(config: DevConfig, io: CommandIo): Promise<DevServer> {
   const logger = streamLogger((line) => io.stdout.write(line));
@@ -85,6 +108,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
     logger,
   });
   let publicUrl = `http://localhost:${config.port}`;
+  const commitStatus = commitStatusOf(config, logger, () => publicUrl);
   const registry = new Registry();
   const logs = await openLogs(config, registry, logger);
   const platform = new LocalPlatform({
@@ -98,6 +122,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
     logger,
     buildLog: logs.buildLog,
     publicUrl: () => publicUrl,
+    ...(commitStatus ? { commitStatus: commitStatus.reporter } : {}),
   });
   const app = await buildApp({
     platform,
@@ -162,6 +187,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
       closing ??= (async () => {
         await app.close();
         await platform.close();
+        await commitStatus?.poster.close();
         await logs.close?.();
       })();
       return closing;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
+import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -85,6 +86,14 @@ const devSpecs = {
   webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: generated and printed)' },
   pollInterval: { flag: 'poll-interval', env: 'SLESS_POLL_INTERVAL', schema: duration, default: 10_000, describe: 'how often to poll the repository' },
   host: { flag: 'host', env: 'SLESS_HOST', schema: z.string().min(1), default: '127.0.0.1', describe: 'address to listen on' },
+  commitStatus: { flag: 'commit-status', env: 'SLESS_COMMIT_STATUS', schema: flag, default: false, boolean: true, describe: 'set a commit status on each synced revision (needs a git URL --repo)' },
+  commitStatusProvider: {
+    flag: 'commit-status-provider',
+    env: 'SLESS_COMMIT_STATUS_PROVIDER',
+    schema: z.enum(COMMIT_STATUS_PROVIDERS).optional(),
+    describe: 'gitea | github | gitlab (default: from the --repo host)',
+  },
+  commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -6,6 +6,8 @@
 // state.json), local-deployer.ts (deploy a version, apply its outcome), repository-sync.ts (one sync),
 // local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts (triggers and jobs),
 // local-repository.ts (the followed repository).
+import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
+import type { RevisionReporter } from '../../commit-status/revision-reporter.ts';
 import PQueue from 'p-queue';
 import type { BuildLog } from '../../store/types.ts';
 import type {
@@ -56,6 +58,8 @@ export interface LocalPlatformOptions {
   readonly healthTimeoutMs?: number;
   /** How many functions a sync builds or starts at the same time (default 4). */
   readonly deployConcurrency?: number;
+  /** Commit statuses on each synced revision (`--commit-status`). */
+  readonly commitStatus?: RevisionReporter;
 }
 
 export class LocalPlatform implements Platform {
@@ -133,6 +137,7 @@ export class LocalPlatform implements Platform {
       deploys: this.#deploys,
       url,
       removeFunction,
+      ...(opts.commitStatus ? { reportRevision: (rev: string, fns: RevisionFunction[]) => void opts.commitStatus?.report(rev, fns) } : {}),
     });
     this.#coalescer = new SyncCoalescer(
       (reasons) => (this.#closed ? Promise.resolve() : sync.run(reasons)),

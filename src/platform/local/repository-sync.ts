@@ -5,6 +5,8 @@ import type PQueue from 'p-queue';
 import { formatProblem } from '../../manifest/format-problem.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
 import { planChanges } from '../../plan/plan-changes.ts';
+import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
+import { statesAfterDeploy, statesBeforeDeploy } from '../../commit-status/local-function-states.ts';
 import type { FunctionEntry } from '../../source/types.ts';
 import type { FunctionRecord, ManagedBy } from '../types.ts';
 import type { DeployOutcome } from './function-runner.ts';
@@ -31,6 +33,8 @@ export interface RepositorySyncOptions {
   readonly deploys: PQueue;
   readonly url: (namespace: string, name: string) => string;
   readonly removeFunction: (namespace: string, name: string) => Promise<void>;
+  /** Commit statuses (`sless dev --commit-status`): told where each function of the revision stands. */
+  readonly reportRevision?: (revision: string, functions: RevisionFunction[]) => void;
 }
 
 /** Counts for the "synced rev X (...)" line. */
@@ -81,7 +85,10 @@ export class RepositorySync {
     // Every healthy function is reconciled, not only the changed ones: deploy() is a no-op for a
     // function already running its version, and this also restarts what a crash of sless dev lost.
     const healthy = [...plan.added, ...plan.rebuild, ...plan.redeploy, ...plan.unchanged];
+    const changing = [...plan.added, ...plan.rebuild, ...plan.redeploy];
+    if (changing.length > 0) o.reportRevision?.(snapshot.revision, statesBeforeDeploy({ errors: plan.errors, changing, unchanged: plan.unchanged }));
     const outcomes = await o.deploys.addAll(healthy.map((e) => () => this.#syncFunction(read, e)));
+    o.reportRevision?.(snapshot.revision, statesAfterDeploy(plan.errors, healthy, outcomes));
     for (const e of plan.removed) await o.removeFunction(ns, e.name);
 
     o.state.data.repository = {
