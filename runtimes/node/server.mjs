@@ -11,6 +11,8 @@ import { pathToFileURL } from 'node:url';
 
 const env = process.env;
 const port = Number(env.PORT || 8080);
+// Unset: every interface (what an image needs); `sless dev` sets 127.0.0.1.
+const bindAddress = env.SLESS_BIND_ADDRESS || undefined;
 const functionDir = path.resolve(env.SLESS_FUNCTION_DIR || '/app/function');
 const entrypoint = env.SLESS_ENTRYPOINT || 'handler.handle';
 const timeoutSec = Number(env.SLESS_TIMEOUT_SEC || 30);
@@ -242,8 +244,9 @@ function serve(handler) {
       }
     });
   });
-  server.on('error', (err) => fail(`cannot listen on port ${port}: ${err.message}`));
-  server.listen(port, () => log(`serving ${entrypoint} from ${functionDir} on port ${port}`));
+  const where = bindAddress ? `${bindAddress}:${port}` : `port ${port}`;
+  server.on('error', (err) => fail(`cannot listen on ${where}: ${err.message}`));
+  server.listen({ port, host: bindAddress, backlog: 511 }, () => log(`serving ${entrypoint} from ${functionDir} on ${where}`));
 
   // SIGTERM (Kubernetes, sless dev): stop accepting, let in-flight requests finish, then exit.
   const stop = (signal) => {

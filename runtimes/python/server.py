@@ -22,6 +22,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 PORT = int(os.environ.get("PORT") or 8080)
+# Unset: every interface (what an image needs); `sless dev` sets 127.0.0.1.
+BIND_ADDRESS = os.environ.get("SLESS_BIND_ADDRESS") or ""
+
+
+class Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of calls would be refused.
+    request_queue_size = 128
+    address_family = socket.AF_INET6 if ":" in BIND_ADDRESS else socket.AF_INET
 FUNCTION_DIR = os.path.abspath(os.environ.get("SLESS_FUNCTION_DIR") or "/app/function")
 ENTRYPOINT = os.environ.get("SLESS_ENTRYPOINT") or "handler.handle"
 TIMEOUT_SEC = float(os.environ.get("SLESS_TIMEOUT_SEC") or 30)
@@ -276,9 +284,9 @@ def run_job(handler, with_context):
 def serve(handler, with_context):
     try:
         connections = Connections()
-        server = ThreadingHTTPServer(("", PORT), make_request_handler(handler, with_context, connections))
+        server = Server((BIND_ADDRESS, PORT), make_request_handler(handler, with_context, connections))
     except OSError as err:
-        fail("cannot listen on port %d: %s" % (PORT, err))
+        fail("cannot listen on %s:%d: %s" % (BIND_ADDRESS or "*", PORT, err))
     # Non-daemon request threads + block_on_close: server_close() waits for in-flight requests.
     server.daemon_threads = False
     server.block_on_close = True
@@ -292,7 +300,7 @@ def serve(handler, with_context):
     signal.signal(signal.SIGINT, on_signal)
     thread = threading.Thread(target=server.serve_forever, name="sless-http", daemon=True)
     thread.start()
-    log("serving %s from %s on port %d" % (ENTRYPOINT, FUNCTION_DIR, PORT))
+    log("serving %s from %s on %s:%d" % (ENTRYPOINT, FUNCTION_DIR, BIND_ADDRESS or "*", PORT))
     while not stopping.wait(3600):
         pass
     server.shutdown()

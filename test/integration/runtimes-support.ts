@@ -220,6 +220,7 @@ async function freePort(): Promise<number> {
 
 export interface RunningServer {
   readonly url: string;
+  readonly pid: number;
   readonly stderr: () => string;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
@@ -249,7 +250,7 @@ export async function startServer(launch: Launch, env: Record<string, string> = 
   for (;;) {
     if (exited) throw new Error(`${launch.argv.join(' ')} exited before serving:\n${io.err()}`);
     try {
-      if ((await fetch(`${url}/health`)).ok) return { url, stderr: io.err, stop };
+      if ((await fetch(`${url}/health`)).ok) return { url, pid: child.pid as number, stderr: io.err, stop };
     } catch {
       // not listening yet
     }

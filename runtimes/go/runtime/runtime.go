@@ -33,6 +33,7 @@ import (
 
 type settings struct {
 	port      string
+	host      string
 	timeout   time.Duration
 	function  string
 	namespace string
@@ -43,6 +44,8 @@ func readSettings() (settings, error) {
 	if p := os.Getenv("PORT"); p != "" {
 		s.port = p
 	}
+	// Unset: every interface (what an image needs); `sless dev` sets 127.0.0.1.
+	s.host = os.Getenv("SLESS_BIND_ADDRESS")
 	if t := os.Getenv("SLESS_TIMEOUT_SEC"); t != "" {
 		sec, err := strconv.ParseFloat(t, 64)
 		if err != nil || sec <= 0 {
@@ -325,9 +328,9 @@ func serve(h *handler, s settings) int {
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r, s) }),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	ln, err := net.Listen("tcp", ":"+s.port)
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.host, s.port))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "sless-runtime: cannot listen on port %s: %v\n", s.port, err)
+		fmt.Fprintf(os.Stderr, "sless-runtime: cannot listen on %s: %v\n", net.JoinHostPort(s.host, s.port), err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

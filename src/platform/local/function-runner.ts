@@ -113,6 +113,8 @@ export class FunctionRunner {
       ...this.#baseEnv,
       ...spec.env,
       PORT: String(port),
+      // Loopback only: every call goes through the proxy (its limits, timeouts and invocation log).
+      SLESS_BIND_ADDRESS: '127.0.0.1',
       SLESS_FUNCTION_DIR: appDir,
       SLESS_ENTRYPOINT: spec.entrypoint,
       SLESS_FUNCTION_NAME: spec.name,
