@@ -1,5 +1,5 @@
 // Where build contexts (and other build artifacts) are kept between the controller and the builder:
-// S3 in a cluster (kaniko reads `s3://bucket/key`), a directory for `sless dev`. Keys are relative
+// S3 in a cluster (a build reads its context through a presigned URL), a directory for `sless dev`. Keys are relative
 // posix paths such as `contexts/<sha256>.tar.gz` (see contextKey in context-tar.ts); being
 // content-addressed, an existing key never needs writing again, so callers ask `has` first.
 import type { Readable } from 'node:stream';
@@ -20,6 +20,11 @@ export interface ArtifactStore {
   put(key: string, body: Readable, options?: PutOptions): Promise<void>;
   /** Throws ArtifactStoreError with kind `NotFound` when the key is absent. */
   get(key: string): Promise<Readable>;
+  /**
+   * A URL that reads `key` without any other credential, valid for `expiresInSec` seconds (S3: a presigned
+   * GET). A build is handed this instead of the store's keys, so it can read its own context and nothing else.
+   */
+  readUrl(key: string, expiresInSec: number): Promise<string>;
   /** Deleting an absent key is not an error. */
   delete(key: string): Promise<void>;
   /** Every key starting with `prefix`, sorted. */

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -65,6 +66,11 @@ export class LocalArtifactStore implements ArtifactStore {
       throw this.fail(err, `cannot read "${key}" from ${this.location}`);
     });
     return stream;
+  }
+
+  /** A file: URL (no credential to hand out on this machine); `expiresInSec` does not apply. */
+  async readUrl(key: string, _expiresInSec: number): Promise<string> {
+    return pathToFileURL(this.file(key)).href;
   }
 
   async delete(key: string): Promise<void> {

@@ -94,11 +94,25 @@ export function dependencyFilesOf(runtime: Runtime, files: FunctionFiles): strin
   }
 }
 
-/** `<prefix>/sless-runtime-<runtime>:<tag>`; an empty prefix gives a bare name (a local image). */
-export function baseImageOf(runtime: Runtime, prefix: string): string {
-  const name = `sless-runtime-${runtime}:${RUNTIME_CATALOG[runtime].imageTag}`;
+/**
+ * The image of a build's fetch and push steps (runtimes/build-tools: a Go binary, FROM scratch). Bump the
+ * tag whenever runtimes/build-tools changes.
+ */
+export const BUILD_TOOLS_IMAGE = { name: 'sless-build-tools', tag: '1' } as const;
+
+export function buildToolsImageOf(prefix: string): string {
+  return underPrefix(prefix, `${BUILD_TOOLS_IMAGE.name}:${BUILD_TOOLS_IMAGE.tag}`);
+}
+
+/** `<prefix>/<name>`; an empty prefix gives the bare name (a local image). */
+function underPrefix(prefix: string, name: string): string {
   const trimmed = prefix.replace(/\/+$/, '');
   return trimmed === '' ? name : `${trimmed}/${name}`;
+}
+
+/** `<prefix>/sless-runtime-<runtime>:<tag>`; an empty prefix gives a bare name (a local image). */
+export function baseImageOf(runtime: Runtime, prefix: string): string {
+  return underPrefix(prefix, `sless-runtime-${runtime}:${RUNTIME_CATALOG[runtime].imageTag}`);
 }
 
 export function languageOf(runtime: Runtime): Language {

@@ -15,6 +15,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   ArtifactStoreError,
   checkArtifactKey,
@@ -132,6 +133,17 @@ export class S3ArtifactStore implements ArtifactStore {
     } catch (err) {
       body.destroy();
       throw this.fail(err, 'upload', key);
+    }
+  }
+
+  /** A presigned GET (SigV4 query string): signing is local, the store is not asked. At most 7 days (S3's limit). */
+  async readUrl(key: string, expiresInSec: number): Promise<string> {
+    this.check(key);
+    const expiresIn = Math.min(Math.max(Math.ceil(expiresInSec), 1), 7 * 24 * 3600);
+    try {
+      return await getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn });
+    } catch (err) {
+      throw this.fail(err, 'sign a read URL for', key);
     }
   }
 

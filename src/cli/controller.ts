@@ -74,6 +74,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     kanikoImage: config.kanikoImage,
     buildNamespace: config.buildNamespace,
     runtimeImagePrefix: config.runtimeImagePrefix,
+    ...(config.buildToolsImage ? { buildToolsImage: config.buildToolsImage } : {}),
+    build: { cache: config.buildCache, ...(config.buildPullSecret ? { pullSecretName: config.buildPullSecret } : {}) },
     s3: { bucket: config.s3Bucket, region: config.s3Region, ...(config.s3Endpoint ? { endpoint: config.s3Endpoint } : {}), ...(credentials ? { credentials } : {}) },
     clusterDomain: config.clusterDomain,
     ...(config.publicUrl ? { publicBaseUrl: config.publicUrl } : {}),

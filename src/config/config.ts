@@ -66,6 +66,17 @@ const controllerSpecs = {
   registry: { env: 'SLESS_REGISTRY', schema: z.string().min(1), describe: 'registry the built images are pushed to, e.g. registry.example.com/sless' },
   kanikoImage: { env: 'SLESS_KANIKO_IMAGE', schema: z.string().min(1), default: DEFAULT_KANIKO_IMAGE, describe: 'builder image' },
   buildNamespace: { env: 'SLESS_BUILD_NAMESPACE', schema: dnsLabel, default: 'sless-builds', describe: 'namespace where build Jobs run' },
+  buildToolsImage: {
+    env: 'SLESS_BUILD_TOOLS_IMAGE',
+    schema: optionalString,
+    describe: 'image of the build steps that fetch the context and push the result (default: <runtime image prefix>/sless-build-tools:<tag>)',
+  },
+  buildCache: { env: 'SLESS_BUILD_CACHE', schema: flag, default: true, describe: "kaniko's layer cache (one cache repository per function, <image repo>/cache)" },
+  buildPullSecret: {
+    env: 'SLESS_BUILD_PULL_SECRET',
+    schema: optionalString,
+    describe: 'docker-config Secret in the build namespace that kaniko pulls base images with (give it pull-only rights)',
+  },
   runtimeImagePrefix: { env: 'SLESS_RUNTIME_IMAGE_PREFIX', schema: optionalString, describe: 'where runtime base images live (default: the registry)' },
   clusterDomain: { env: 'SLESS_CLUSTER_DOMAIN', schema: z.string().min(1), default: 'cluster.local', describe: 'cluster DNS domain for function Services' },
   podNamespace: { env: 'POD_NAMESPACE', schema: optionalString, describe: 'namespace of the controller (for its leader Lease)' },

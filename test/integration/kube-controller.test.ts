@@ -1,5 +1,5 @@
 // The controller end to end against a real apiserver, SeaweedFS and git server: a push becomes Functions,
-// one kaniko Job per function, and after the (harness-played) build a Deployment + Service by digest.
+// one build Job (fetch, kaniko, push) per function, and after the (harness-played) build a Deployment + Service by digest.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -17,7 +17,7 @@ describe('kube controller: push → build → deploy', () => {
   });
   after(() => kit?.dispose());
 
-  it('makes one Function per folder, owned by the repository, and one build Job each with the exact kaniko spec', async () => {
+  it('makes one Function per folder, owned by the repository, and one build Job each with the exact fetch/kaniko/push spec', async () => {
     const fns = await eventually(async () => {
       const list = await kit.listFunctions();
       assert.deepEqual(list.map((f) => f.metadata?.name).sort(), ['hello', 'world']);
@@ -35,26 +35,43 @@ describe('kube controller: push → build → deploy', () => {
       return list;
     });
     const job = jobs.find((j) => j.metadata?.labels?.['sless.kube5s.ru/function'] === 'hello')!;
-    const c = job.spec?.template.spec?.containers[0];
+    const pod = job.spec?.template.spec;
     const s3 = sharedS3();
-    assert.equal(c?.image, 'martizih/kaniko:v1.28.3');
-    assert.match(c?.args?.[0] ?? '', new RegExp(`^--context=s3://${s3.bucket}/contexts/[0-9a-f]{64}\\.tar\\.gz$`));
-    assert.equal(c?.args?.[0], `--context=s3://${s3.bucket}/${hello.spec?.s3Key}`);
-    assert.match(c?.args?.[1] ?? '', new RegExp(`^--destination=registry\\.test:5000/sless/${kit.ns}-hello:[0-9a-f]{40}$`));
-    assert.equal(c?.args?.[2], '--digest-file=/dev/termination-log');
-    assert.deepEqual(
-      c?.env?.map((e) => e.name),
-      ['S3_ENDPOINT', 'S3_FORCE_PATH_STYLE', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'],
-    );
-    assert.equal(c?.env?.[0]?.value, s3.endpoint);
-    assert.equal(job.spec?.template.spec?.volumes?.[0]?.secret?.secretName, 'sless-registry');
+    const [fetchStep, kaniko] = pod?.initContainers ?? [];
+    const push = pod?.containers[0];
+    const dest = kaniko?.args?.[1]?.replace(/^--destination=/, '') ?? '';
+    assert.match(dest, new RegExp(`^registry\\.test:5000/sless/${kit.ns}-hello:[0-9a-f]{40}$`));
+    const cacheRepo = `registry.test:5000/sless/${kit.ns}-hello/cache`;
+    const contextUrl = fetchStep?.args?.[2] ?? '';
+    assert.deepEqual(fetchStep?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers']);
+    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:1');
+    assert.equal(kaniko?.image, 'martizih/kaniko:v1.28.3');
+    assert.deepEqual(kaniko?.args, [
+      '--context=tar:///workspace/context.tar.gz',
+      `--destination=${dest}`,
+      '--no-push',
+      '--tar-path=/out/image.tar',
+      '--snapshot-mode=redo',
+      '--use-new-run',
+      '--cache=true',
+      '--cache-repo=oci:/cache/layers',
+    ]);
+    assert.equal(kaniko?.env, undefined, 'kaniko gets no S3 settings or keys');
+    assert.deepEqual(push?.args, ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers']);
+    assert.equal(pod?.automountServiceAccountToken, false);
+    assert.deepEqual(pod?.volumes?.map((v) => v.secret?.secretName ?? v.name), ['workspace', 'cache', 'out', 'sless-registry']);
     assert.equal(job.spec?.ttlSecondsAfterFinished, 3600);
-    // the context really is in S3, and the build-namespace Secret carries the S3 credentials for kaniko
+    // The context is in S3, and the presigned URL alone (no credentials) reads it: the build needs no S3 key.
+    assert.ok(contextUrl.startsWith(`${s3.endpoint}/${s3.bucket}/${hello.spec?.s3Key}?`), contextUrl);
+    assert.match(contextUrl, /X-Amz-Signature=/);
     const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } });
     const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: hello.spec?.s3Key }));
     assert.ok((head.ContentLength ?? 0) > 0);
-    const secret = await core(kit.kc).readNamespacedSecret({ namespace: kit.buildNs, name: 'sless-build-s3' });
-    assert.deepEqual(Object.keys(secret.data ?? {}).sort(), ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);
+    const viaUrl = await fetch(contextUrl);
+    assert.equal(viaUrl.status, 200);
+    assert.equal((await viaUrl.arrayBuffer()).byteLength, head.ContentLength);
+    // No copy of the controller's S3 keys in the build namespace.
+    await assert.rejects(core(kit.kc).readNamespacedSecret({ namespace: kit.buildNs, name: 'sless-build-s3' }), (err: { code?: number }) => err.code === 404);
 
     const fn = await kit.getFunction('hello');
     assert.equal(fn?.status?.phase, 'Building');

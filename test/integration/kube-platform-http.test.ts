@@ -125,7 +125,7 @@ describe('sless controller replicas', () => {
       },
       { timeoutMs: 20_000 },
     );
-    assert.match(jobs[0]?.spec?.template.spec?.containers[0]?.image ?? '', /kaniko/);
+    assert.match(jobs[0]?.spec?.template.spec?.initContainers?.[1]?.image ?? '', /kaniko/);
     const fn = await call(replicas[1]!, 'GET', `/v1/namespaces/${ns.name}/functions/hello`);
     assert.equal(fn.json?.phase, 'Building');
     const invoke = await fetch(`${replicas[0]!.url}/fn/${ns.name}/hello`);

@@ -21,7 +21,7 @@ import { apiMessage, KubeClient, VERSION } from './runtime/kube-client.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
-import { BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
+import { LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
 
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
@@ -179,7 +179,7 @@ export class Controller {
     if (this.stopped) throw new Error('this Controller was stopped; create a new one (e.g. after regaining leadership)');
     if (this.started) return;
     this.started = true;
-    await this.ensureBuildSecret();
+    await this.removeLegacyBuildSecret();
     // Jobs first, so the Function reconciler finds running builds in its cache and never starts a twin.
     await this.informers.jobs.start();
     await Promise.all([this.informers.functions.start(), this.informers.triggers.start(), this.informers.functionJobs.start()]);
@@ -264,22 +264,18 @@ export class Controller {
     }
   }
 
-  /** kaniko reads S3 credentials from a Secret in the build namespace, kept in step with ours. */
-  private async ensureBuildSecret(): Promise<void> {
-    const creds = this.opts.settings.s3.credentials;
-    if (!creds) return;
+  /**
+   * Builds hold no S3 key any more (they read their context through a presigned URL): remove the copy of
+   * ours that earlier versions kept in the build namespace.
+   */
+  private async removeLegacyBuildSecret(): Promise<void> {
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: LEGACY_BUILD_S3_SECRET, namespace: this.opts.settings.buildNamespace } };
     try {
-      await this.kube.apply({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: BUILD_S3_SECRET, namespace: this.opts.settings.buildNamespace, labels: { [LABELS.managedBy]: 'sless' } },
-        type: 'Opaque',
-        data: { AWS_ACCESS_KEY_ID: b64(creds.accessKeyId), AWS_SECRET_ACCESS_KEY: b64(creds.secretAccessKey) },
-      });
+      await this.kube.delete(secret);
     } catch (err) {
       this.opts.logger.warn(
-        `BuildSecretFailed: cannot write Secret ${this.opts.settings.buildNamespace}/${BUILD_S3_SECRET} for kaniko (${err instanceof Error ? err.message : String(err)}); builds will fail to read their context until it exists`,
-        { reason: 'BuildSecretFailed' },
+        `cannot delete the Secret ${this.opts.settings.buildNamespace}/${LEGACY_BUILD_S3_SECRET} earlier versions kept for kaniko (${err instanceof Error ? err.message : String(err)}); delete it by hand, builds no longer use it`,
+        { reason: 'LegacyBuildSecret' },
       );
     }
   }
@@ -308,10 +304,6 @@ class JobCache {
   async stop(): Promise<void> {
     await Promise.all(this.informers.map((i) => i.stop()));
   }
-}
-
-function b64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64');
 }
 
 export interface StartedController {

@@ -6,7 +6,7 @@ export interface S3Settings {
   readonly endpoint?: string;
   readonly bucket: string;
   readonly region: string;
-  /** Copied into a Secret in the build namespace for kaniko; unset = kaniko uses its own (e.g. workload identity). */
+  /** The controller's own; builds never get them (they read their context through a presigned URL). */
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
 
@@ -15,14 +15,16 @@ export interface ControllerSettings {
   readonly registry: string;
   /** Pinned builder image (the lead's config defaults it to the maintained kaniko fork). */
   readonly kanikoImage: string;
-  /** Where kaniko Jobs run, so registry and S3 credentials never enter user namespaces. */
+  /** Where build Jobs run, so the registry credentials never enter user namespaces. */
   readonly buildNamespace: string;
   /** Prefix of the runtime base images (`<prefix>/sless-runtime-<runtime>:<version>`). */
   readonly runtimeImagePrefix: string;
+  /** Image of the fetch and push steps of a build (runtimes/build-tools); default `<runtimeImagePrefix>/sless-build-tools:<tag>`. */
+  readonly buildToolsImage?: string;
   readonly s3: S3Settings;
   /** e.g. `cluster.local`; used for the in-cluster URL of a function's Service. */
   readonly clusterDomain: string;
-  /** Secret in the build namespace holding a docker config.json (key `.dockerconfigjson`); optional. */
+  /** Secret in the build namespace holding a docker config.json (key `.dockerconfigjson`) with push rights; only the build's push and fetch steps mount it. Optional. */
   readonly registrySecretName?: string;
   /** Secrets (in each function namespace) referenced as imagePullSecrets by function pods. */
   readonly imagePullSecrets?: readonly string[];
@@ -43,6 +45,10 @@ export interface ControllerSettings {
     readonly activeDeadlineSeconds?: number;
     readonly cpu?: string;
     readonly memory?: string;
+    /** kaniko's layer cache, one repository per function (`<image repository>/cache`); default true. */
+    readonly cache?: boolean;
+    /** docker-config Secret (build namespace) kaniko pulls base images with; give it pull-only rights. */
+    readonly pullSecretName?: string;
   };
 }
 
@@ -79,5 +85,6 @@ export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
 export const DEFAULT_REPOSITORIES_PER_NAMESPACE = 20;
 
 /** Names of objects the controller maintains in the build namespace. */
-export const BUILD_S3_SECRET = 'sless-build-s3';
+/** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */
+export const LEGACY_BUILD_S3_SECRET = 'sless-build-s3';
 export const DEFAULT_REGISTRY_SECRET = 'sless-registry';

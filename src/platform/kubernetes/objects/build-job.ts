@@ -1,8 +1,16 @@
-// The kaniko Job that turns a build context in S3 into an image. It runs in the build namespace so the
-// registry push credentials and S3 keys never enter user namespaces.
-import type { V1Job } from '@kubernetes/client-node';
+// The build Job: one pod in the build namespace, three steps, and only the step that runs no tenant code
+// holds a credential (see README "Builds" and the security notes):
+//   1. init `fetch` (sless-build-tools): downloads the build context through a presigned GET into an
+//      emptyDir and copies the function's layer cache repository into another, as kaniko's OCI cache.
+//   2. init `kaniko`: builds from the local context with the local cache, `--no-push`, the image as a
+//      tarball into a third emptyDir. Tenant code runs here (the install step, as user 10001): it gets no
+//      S3 key, no registry credential (only an optional pull-only one), no service account token.
+//   3. `push` (sless-build-tools): pushes the tarball and the new cache entries with the registry
+//      Secret, and writes the digest to its termination message, where the reconciler reads it.
+import type { V1Container, V1Job, V1SecurityContext, V1Volume } from '@kubernetes/client-node';
+import { buildToolsImageOf } from '../../../build/runtime-catalog.ts';
 import type { ControllerSettings } from '../settings.ts';
-import { BUILD_S3_SECRET, DEFAULT_REGISTRY_SECRET } from '../settings.ts';
+import { DEFAULT_REGISTRY_SECRET } from '../settings.ts';
 import { imageRepository, imageTag } from './build-key.ts';
 import { ANNOTATIONS, LABELS, dnsLabel, functionLabels, shortHash } from './meta.ts';
 
@@ -10,10 +18,30 @@ export interface BuildJobInput {
   readonly namespace: string;
   readonly name: string;
   readonly buildKey: string;
-  /** Bucket and key of the context tar.gz. */
-  readonly s3Bucket: string;
-  readonly s3Key: string;
+  /**
+   * A URL that reads this build's context and nothing else (ArtifactStore.readUrl, S3: a presigned GET),
+   * valid at least for buildContextUrlTtlSec(settings).
+   */
+  readonly contextUrl: string;
 }
+
+/** The pod's containers, by role: the reconciler reads the digest from `push`. */
+export const BUILD_CONTAINERS = { fetch: 'fetch', kaniko: 'kaniko', push: 'push' } as const;
+
+/** Where the steps meet (emptyDirs) and where the registry Secret is mounted for the tools steps. */
+export const BUILD_PATHS = {
+  workspace: '/workspace',
+  context: '/workspace/context.tar.gz',
+  /** kaniko's OCI-layout cache: one layout per key at `<layers>:<key>`, in a folder only root and the tools user write. */
+  cacheDir: '/cache/layers',
+  out: '/out',
+  image: '/out/image.tar',
+  dockerConfig: '/docker',
+  kanikoDockerConfig: '/kaniko/.docker',
+} as const;
+
+/** The uid of the tools steps (no tenant code there; nothing they need is root's). */
+export const BUILD_TOOLS_UID = 65532;
 
 /**
  * Deterministic from the function and its build key: a controller that restarts mid-build finds the Job it
@@ -27,14 +55,95 @@ export function buildJobLabels(namespace: string, name: string, key: string): Re
   return { ...functionLabels(namespace, name), [LABELS.component]: 'build', [LABELS.buildKey]: key.slice(0, 40) };
 }
 
-export function buildDestination(settings: Pick<ControllerSettings, 'registry'>, input: BuildJobInput): string {
+export function buildDestination(settings: Pick<ControllerSettings, 'registry'>, input: Pick<BuildJobInput, 'namespace' | 'name' | 'buildKey'>): string {
   return `${imageRepository(settings.registry, input.namespace, input.name)}:${imageTag(input.buildKey)}`;
 }
 
+/**
+ * The function's own layer cache: `<its image repository>/cache`. One per function, written only by the
+ * push step: a tenant can spoil only its own function's cache, never another's (README, security notes).
+ */
+export function buildCacheRepository(settings: Pick<ControllerSettings, 'registry'>, input: Pick<BuildJobInput, 'namespace' | 'name'>): string {
+  return `${imageRepository(settings.registry, input.namespace, input.name)}/cache`;
+}
+
+function deadlineSec(settings: ControllerSettings): number {
+  return settings.build?.activeDeadlineSeconds ?? 1800;
+}
+
+/** How long the context URL must stay valid: the Job's whole deadline (a pod may start late), plus a margin. */
+export function buildContextUrlTtlSec(settings: ControllerSettings): number {
+  return deadlineSec(settings) + 600;
+}
+
+const toolsSecurity: V1SecurityContext = {
+  runAsUser: BUILD_TOOLS_UID,
+  runAsGroup: BUILD_TOOLS_UID,
+  runAsNonRoot: true,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
 export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1Job {
   const labels = buildJobLabels(input.namespace, input.name, input.buildKey);
-  const registrySecret = settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET;
   const build = settings.build ?? {};
+  const cache = build.cache ?? true;
+  const toolsImage = settings.buildToolsImage ?? buildToolsImageOf(settings.runtimeImagePrefix);
+  const destination = buildDestination(settings, input);
+  const cacheArgs = cache ? ['-cache-repo', buildCacheRepository(settings, input), '-cache-dir', BUILD_PATHS.cacheDir] : [];
+  const mount = (name: string, mountPath: string, readOnly = false) => ({ name, mountPath, ...(readOnly ? { readOnly } : {}) });
+  const registryConfig = mount('registry-config', BUILD_PATHS.dockerConfig, true);
+  const toolsEnv = [{ name: 'DOCKER_CONFIG', value: BUILD_PATHS.dockerConfig }];
+
+  const fetch: V1Container = {
+    name: BUILD_CONTAINERS.fetch,
+    image: toolsImage,
+    args: ['fetch', '-url', input.contextUrl, '-out', BUILD_PATHS.context, ...cacheArgs],
+    env: toolsEnv,
+    securityContext: toolsSecurity,
+    volumeMounts: [mount('workspace', BUILD_PATHS.workspace), mount('cache', '/cache'), registryConfig],
+  };
+  const kaniko: V1Container = {
+    name: BUILD_CONTAINERS.kaniko,
+    image: settings.kanikoImage,
+    args: [
+      `--context=tar://${BUILD_PATHS.context}`,
+      `--destination=${destination}`,
+      '--no-push',
+      `--tar-path=${BUILD_PATHS.image}`,
+      '--snapshot-mode=redo',
+      '--use-new-run',
+      ...(cache ? ['--cache=true', `--cache-repo=oci:${BUILD_PATHS.cacheDir}`] : ['--cache=false']),
+    ],
+    // kaniko itself must be root (it unpacks the base image over its own root); the install steps it runs
+    // are user 10001 (the generated Dockerfile). No setuid gains for anything it runs.
+    securityContext: { allowPrivilegeEscalation: false },
+    resources: {
+      requests: { cpu: build.cpu ?? '500m', memory: build.memory ?? '1Gi' },
+      limits: { memory: build.memory ?? '1Gi' },
+    },
+    volumeMounts: [
+      mount('workspace', BUILD_PATHS.workspace, true),
+      mount('cache', '/cache'),
+      mount('out', BUILD_PATHS.out),
+      ...(build.pullSecretName ? [mount('kaniko-pull-config', BUILD_PATHS.kanikoDockerConfig, true)] : []),
+    ],
+  };
+  const push: V1Container = {
+    name: BUILD_CONTAINERS.push,
+    image: toolsImage,
+    args: ['push', '-tarball', BUILD_PATHS.image, '-destination', destination, '-digest-file', '/dev/termination-log', ...cacheArgs],
+    env: toolsEnv,
+    securityContext: toolsSecurity,
+    terminationMessagePolicy: 'File',
+    volumeMounts: [mount('out', BUILD_PATHS.out, true), mount('cache', '/cache', true), registryConfig],
+  };
+  const dockerConfigVolume = (name: string, secretName: string): V1Volume => ({
+    name,
+    secret: { secretName, optional: true, defaultMode: 0o444, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
+  });
+
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -47,58 +156,24 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
     spec: {
       backoffLimit: build.backoffLimit ?? 1,
       ttlSecondsAfterFinished: build.ttlSecondsAfterFinished ?? 3600,
-      activeDeadlineSeconds: build.activeDeadlineSeconds ?? 1800,
+      activeDeadlineSeconds: deadlineSec(settings),
       template: {
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
-          containers: [
-            {
-              name: 'kaniko',
-              image: settings.kanikoImage,
-              args: [
-                `--context=s3://${input.s3Bucket}/${input.s3Key}`,
-                `--destination=${buildDestination(settings, input)}`,
-                '--digest-file=/dev/termination-log',
-                '--snapshot-mode=redo',
-                '--use-new-run',
-              ],
-              env: [
-                ...(settings.s3.endpoint
-                  ? [
-                      { name: 'S3_ENDPOINT', value: settings.s3.endpoint },
-                      { name: 'S3_FORCE_PATH_STYLE', value: 'true' },
-                    ]
-                  : []),
-                { name: 'AWS_REGION', value: settings.s3.region },
-                secretEnv('AWS_ACCESS_KEY_ID', BUILD_S3_SECRET, 'AWS_ACCESS_KEY_ID'),
-                secretEnv('AWS_SECRET_ACCESS_KEY', BUILD_S3_SECRET, 'AWS_SECRET_ACCESS_KEY'),
-              ],
-              terminationMessagePolicy: 'File',
-              resources: {
-                requests: { cpu: build.cpu ?? '500m', memory: build.memory ?? '1Gi' },
-                limits: { memory: build.memory ?? '1Gi' },
-              },
-              volumeMounts: [{ name: 'docker-config', mountPath: '/kaniko/.docker' }],
-            },
-          ],
+          enableServiceLinks: false,
+          initContainers: [fetch, kaniko],
+          containers: [push],
           volumes: [
-            {
-              name: 'docker-config',
-              secret: {
-                secretName: registrySecret,
-                optional: true,
-                items: [{ key: '.dockerconfigjson', path: 'config.json' }],
-              },
-            },
+            { name: 'workspace', emptyDir: {} },
+            { name: 'cache', emptyDir: {} },
+            { name: 'out', emptyDir: {} },
+            dockerConfigVolume('registry-config', settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET),
+            ...(build.pullSecretName ? [dockerConfigVolume('kaniko-pull-config', build.pullSecretName)] : []),
           ],
         },
       },
     },
   };
-}
-
-function secretEnv(name: string, secret: string, key: string) {
-  return { name, valueFrom: { secretKeyRef: { name: secret, key, optional: true } } };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildJob, buildJobName } from './build-job.ts';
+import { buildContextUrlTtlSec, buildJob, buildJobName } from './build-job.ts';
 import { buildKey, imageTag, tagOf } from './build-key.ts';
 import { functionDeployment, functionService, serviceBaseUrl } from './function-workload.ts';
 import { functionJobRun, runJobName, triggerCronJob } from './job-workloads.ts';
@@ -42,10 +42,24 @@ describe('dnsLabel', () => {
   });
 });
 
-describe('kaniko build Job', () => {
-  const job = buildJob(settings, { namespace: 'team-a', name: 'hello', buildKey: key, s3Bucket: 'ctx', s3Key: `contexts/${key}.tar.gz` });
+describe('build Job', () => {
+  const contextUrl = `http://s3.local:8333/ctx/contexts/${key}.tar.gz?X-Amz-Signature=abc`;
+  const job = buildJob(settings, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl });
   const pod = job.spec?.template.spec;
-  const c = pod?.containers[0];
+  const dest = `registry.local:5000/sless/team-a-hello:${key.slice(0, 40)}`;
+  const cacheRepo = 'registry.local:5000/sless/team-a-hello/cache';
+  const tools = {
+    image: 'registry.local:5000/runtimes/sless-build-tools:1',
+    env: [{ name: 'DOCKER_CONFIG', value: '/docker' }],
+    securityContext: {
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    },
+  };
 
   it('has a deterministic name per function and build key', () => {
     assert.equal(job.metadata?.name, buildJobName('team-a', 'hello', key));
@@ -53,30 +67,90 @@ describe('kaniko build Job', () => {
     assert.ok((job.metadata?.name ?? '').length <= 63);
     assert.equal(job.metadata?.namespace, 'sless-builds');
   });
-  it('builds from S3 and pushes to the function repository with the key as tag, digest to the termination log', () => {
-    assert.equal(c?.image, 'martizih/kaniko:v1.28.0');
-    assert.deepEqual(c?.args?.slice(0, 3), [
-      `--context=s3://ctx/contexts/${key}.tar.gz`,
-      `--destination=registry.local:5000/sless/team-a-hello:${key.slice(0, 40)}`,
-      '--digest-file=/dev/termination-log',
+
+  it('fetches the context by URL, builds with kaniko without pushing, and pushes from a step that runs no tenant code', () => {
+    assert.deepEqual(pod?.initContainers, [
+      {
+        name: 'fetch',
+        ...tools,
+        args: ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers'],
+        volumeMounts: [
+          { name: 'workspace', mountPath: '/workspace' },
+          { name: 'cache', mountPath: '/cache' },
+          { name: 'registry-config', mountPath: '/docker', readOnly: true },
+        ],
+      },
+      {
+        name: 'kaniko',
+        image: 'martizih/kaniko:v1.28.0',
+        args: [
+          '--context=tar:///workspace/context.tar.gz',
+          `--destination=${dest}`,
+          '--no-push',
+          '--tar-path=/out/image.tar',
+          '--snapshot-mode=redo',
+          '--use-new-run',
+          '--cache=true',
+          '--cache-repo=oci:/cache/layers',
+        ],
+        securityContext: { allowPrivilegeEscalation: false },
+        resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } },
+        volumeMounts: [
+          { name: 'workspace', mountPath: '/workspace', readOnly: true },
+          { name: 'cache', mountPath: '/cache' },
+          { name: 'out', mountPath: '/out' },
+        ],
+      },
+    ]);
+    assert.deepEqual(pod?.containers, [
+      {
+        name: 'push',
+        ...tools,
+        args: ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers'],
+        terminationMessagePolicy: 'File',
+        volumeMounts: [
+          { name: 'out', mountPath: '/out', readOnly: true },
+          { name: 'cache', mountPath: '/cache', readOnly: true },
+          { name: 'registry-config', mountPath: '/docker', readOnly: true },
+        ],
+      },
     ]);
   });
-  it('gets S3 settings from env and credentials from a Secret, registry auth mounted at /kaniko/.docker', () => {
-    const env = Object.fromEntries((c?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef?.name]));
-    assert.deepEqual(env, {
-      S3_ENDPOINT: 'http://s3.local:8333',
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'sless-build-s3',
-      AWS_SECRET_ACCESS_KEY: 'sless-build-s3',
-    });
-    assert.deepEqual(c?.volumeMounts, [{ name: 'docker-config', mountPath: '/kaniko/.docker' }]);
-    assert.equal(pod?.volumes?.[0]?.secret?.secretName, 'sless-registry');
+
+  it('holds no platform secret where tenant code runs: no S3 key anywhere, no service account token, registry auth only for fetch and push', () => {
+    assert.equal(pod?.automountServiceAccountToken, false);
+    assert.equal(pod?.enableServiceLinks, false);
+    const all = [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])];
+    for (const c of all) assert.ok(!(c.env ?? []).some((e) => e.name.startsWith('AWS_') || e.valueFrom), `${c.name} has no secret env`);
+    const kaniko = all.find((c) => c.name === 'kaniko');
+    assert.ok(!(kaniko?.volumeMounts ?? []).some((m) => m.name === 'registry-config'));
+    assert.deepEqual(pod?.volumes, [
+      { name: 'workspace', emptyDir: {} },
+      { name: 'cache', emptyDir: {} },
+      { name: 'out', emptyDir: {} },
+      {
+        name: 'registry-config',
+        secret: { secretName: 'sless-registry', optional: true, defaultMode: 0o444, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
+      },
+    ]);
   });
-  it('is bounded: backoff, ttl, deadline, resources; labels say whose build it is', () => {
+
+  it('gives kaniko a pull-only Secret when one is configured, and turns the layer cache off on request', () => {
+    const j = buildJob({ ...settings, build: { pullSecretName: 'pull-only', cache: false }, buildToolsImage: 'tools:9' }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl });
+    const [fetch, kaniko] = j.spec?.template.spec?.initContainers ?? [];
+    assert.equal(fetch?.image, 'tools:9');
+    assert.deepEqual(fetch?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz']);
+    assert.ok(kaniko?.args?.includes('--cache=false'));
+    assert.ok(!kaniko?.args?.some((a) => a.startsWith('--cache-repo')));
+    assert.deepEqual(kaniko?.volumeMounts?.at(-1), { name: 'kaniko-pull-config', mountPath: '/kaniko/.docker', readOnly: true });
+    assert.equal(j.spec?.template.spec?.volumes?.at(-1)?.secret?.secretName, 'pull-only');
+  });
+
+  it('is bounded: backoff, ttl, deadline; the context URL outlives the deadline; labels say whose build it is', () => {
     assert.equal(job.spec?.backoffLimit, 1);
     assert.equal(job.spec?.ttlSecondsAfterFinished, 3600);
-    assert.ok(c?.resources?.limits?.memory);
+    assert.equal(job.spec?.activeDeadlineSeconds, 1800);
+    assert.ok(buildContextUrlTtlSec(settings) > 1800);
     assert.equal(pod?.restartPolicy, 'Never');
     assert.equal(job.metadata?.labels?.['sless.kube5s.ru/function'], 'hello');
     assert.equal(job.metadata?.labels?.['sless.kube5s.ru/function-namespace'], 'team-a');

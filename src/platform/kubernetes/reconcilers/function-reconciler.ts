@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Job } from '@kubernetes/client-node';
 import { isArtifactStoreError } from '../../../build/artifact-store.ts';
-import { buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
+import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { FINALIZER, LABELS } from '../objects/meta.ts';
@@ -16,7 +16,7 @@ import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { writeStatus } from './status-writer.ts';
-import { jobFailureReason, jobState, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
+import { failedContainer, jobFailureReason, jobState, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
 
 const LOG_TAIL_BYTES = 4096;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -139,11 +139,13 @@ export class FunctionReconciler {
           },
         };
       }
-      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key }));
+      // The build reads its context through this URL and holds no S3 key (README, security notes).
+      const contextUrl = await ctx.store.readUrl(s3Key, buildContextUrlTtlSec(ctx.settings));
+      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl }));
       if (created === 'created') {
         ctx.metrics.builds.inc({ outcome: 'started' });
         this.recordBuild(fn, jobName, { outcome: 'started', startedAt: ctx.now().toISOString() });
-        record(ctx, fn, 'Normal', 'BuildStarted', `building ${buildDestination(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key })} in Job ${buildNs}/${jobName}`);
+        record(ctx, fn, 'Normal', 'BuildStarted', `building ${buildDestination(ctx.settings, { namespace, name, buildKey: key })} in Job ${buildNs}/${jobName}`);
       }
       return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
     }
@@ -153,9 +155,9 @@ export class FunctionReconciler {
 
     const pod = await latestJobPod(ctx.kube, job);
     if (state === 'succeeded') {
-      const digest = terminationMessage(pod, 'kaniko')?.trim();
+      const digest = terminationMessage(pod, BUILD_CONTAINERS.push)?.trim();
       if (digest && DIGEST.test(digest)) {
-        const imageRef = `${buildDestination(ctx.settings, { namespace, name, buildKey: key, s3Bucket: bucket, s3Key })}@${digest}`;
+        const imageRef = `${buildDestination(ctx.settings, { namespace, name, buildKey: key })}@${digest}`;
         const finishedAt = toIso(job.status?.completionTime) ?? ctx.now().toISOString();
         ctx.metrics.builds.inc({ outcome: 'succeeded' });
         observeBuild(ctx, namespace, name, job, 'succeeded');
@@ -166,7 +168,7 @@ export class FunctionReconciler {
       }
       return this.failed(fn, job, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
     }
-    const tail = await podOutput(ctx.kube, pod, 'kaniko', LOG_TAIL_BYTES);
+    const tail = await podOutput(ctx.kube, pod, failedContainer(pod) ?? BUILD_CONTAINERS.kaniko, LOG_TAIL_BYTES);
     if (fn.status?.phase !== 'Failed') observeBuild(ctx, namespace, name, job, 'failed');
     return this.failed(fn, job, `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)})${tail ? `:\n${tail}` : ''}`);
   }

@@ -1,6 +1,6 @@
 // Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
 // message, where kaniko writes the digest; the log, where a function prints its result).
-import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/kube-client.ts';
 
 export type JobState = 'running' | 'succeeded' | 'failed';
@@ -28,9 +28,19 @@ export async function latestJobPod(kube: KubeClient, job: V1Job): Promise<V1Pod 
   return pods.sort((a, b) => time(b) - time(a))[0];
 }
 
+function allStatuses(pod: V1Pod | undefined): V1ContainerStatus[] {
+  return [...(pod?.status?.initContainerStatuses ?? []), ...(pod?.status?.containerStatuses ?? [])];
+}
+
+/** The container's (init containers included) termination message; else the first container's. */
 export function terminationMessage(pod: V1Pod | undefined, container: string): string | undefined {
-  const status = pod?.status?.containerStatuses?.find((c) => c.name === container) ?? pod?.status?.containerStatuses?.[0];
+  const status = allStatuses(pod).find((c) => c.name === container) ?? pod?.status?.containerStatuses?.[0];
   return status?.state?.terminated?.message ?? status?.lastState?.terminated?.message ?? undefined;
+}
+
+/** The first container (init containers first, in order) that exited non-zero: whose output says why a pod failed. */
+export function failedContainer(pod: V1Pod | undefined): string | undefined {
+  return allStatuses(pod).find((c) => (c.state?.terminated?.exitCode ?? 0) !== 0)?.name;
 }
 
 /** What the pod printed: the log tail when the kubelet serves it, else the termination message. */
