@@ -7,7 +7,7 @@ import { buildJob } from '../platform/kubernetes/objects/build-job.ts';
 import { functionDeployment } from '../platform/kubernetes/objects/function-workload.ts';
 import { controllerSettings } from './controller.ts';
 
-const base = { SLESS_JWT_SECRET: 's3cret', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
+const base = { SLESS_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes!', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
 
 describe('sless controller settings', () => {
   it('defaults: public git targets only, 10 s interval floor, per-repository and per-namespace caps', () => {
@@ -51,16 +51,29 @@ describe('sless controller settings', () => {
     assert.equal(s.registrySecretName, 'push-creds');
     assert.equal(s.resyncMs, 20 * 60_000);
     assert.deepEqual(s.concurrency, { syncs: 4, builds: 3, reconciles: 16, uploads: 2 });
-    assert.deepEqual(s.build, { activeDeadlineSeconds: 900, cpu: '2', memory: '3Gi' });
+    assert.deepEqual(s.build, { cache: true, activeDeadlineSeconds: 900, cpu: '2', memory: '3Gi' });
 
-    const job = buildJob(s, { namespace: 'team', name: 'fn', buildKey: 'a'.repeat(64), s3Bucket: 'contexts', s3Key: 'contexts/x.tar.gz' });
+    const job = buildJob(s, { namespace: 'team', name: 'fn', buildKey: 'a'.repeat(64), contextUrl: 'https://s3.example/contexts/x.tar.gz?X-Amz-Signature=1' });
     assert.equal(job.spec?.activeDeadlineSeconds, 900);
-    const kaniko = job.spec?.template.spec?.containers[0];
+    const kaniko = job.spec?.template.spec?.initContainers?.find((c) => c.name === 'kaniko');
     assert.deepEqual(kaniko?.resources?.requests, { cpu: '2', memory: '3Gi' });
-    assert.ok(JSON.stringify(job).includes('"secretName":"push-creds"'), 'kaniko pushes with the named registry Secret');
+    assert.equal(job.spec?.template.spec?.volumes?.find((v) => v.name === 'registry-config')?.secret?.secretName, 'push-creds', 'the push step pushes with the named registry Secret');
     const fn = { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', metadata: { name: 'fn', namespace: 'team', uid: 'u' }, spec: { runtime: 'nodejs20' } };
     const deployment = functionDeployment(s, fn as never, { imageRef: 'reg.example/sless/team-fn:abc@sha256:' + 'a'.repeat(64), httpEnabled: true });
     assert.deepEqual(deployment.spec?.template.spec?.imagePullSecrets, [{ name: 'pull-a' }, { name: 'pull-b' }]);
+  });
+
+  it('builds: the layer cache is on by default; a pull-only Secret for kaniko and the build tools image are settings', () => {
+    const d = controllerSettings(loadControllerConfig([], base));
+    assert.equal(d.build?.cache, true);
+    assert.equal(d.build?.pullSecretName, undefined);
+    assert.equal(d.buildToolsImage, undefined);
+    const s = controllerSettings(
+      loadControllerConfig([], { ...base, SLESS_BUILD_CACHE: '0', SLESS_BUILD_PULL_SECRET: 'pull-only', SLESS_BUILD_TOOLS_IMAGE: 'reg.example/tools:1' }),
+    );
+    assert.equal(s.build?.cache, false);
+    assert.equal(s.build?.pullSecretName, 'pull-only');
+    assert.equal(s.buildToolsImage, 'reg.example/tools:1');
   });
 
   it('names the setting when a value is wrong', () => {

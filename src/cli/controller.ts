@@ -75,7 +75,6 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     buildNamespace: config.buildNamespace,
     runtimeImagePrefix: config.runtimeImagePrefix,
     ...(config.buildToolsImage ? { buildToolsImage: config.buildToolsImage } : {}),
-    build: { cache: config.buildCache, ...(config.buildPullSecret ? { pullSecretName: config.buildPullSecret } : {}) },
     s3: { bucket: config.s3Bucket, region: config.s3Region, ...(config.s3Endpoint ? { endpoint: config.s3Endpoint } : {}), ...(credentials ? { credentials } : {}) },
     clusterDomain: config.clusterDomain,
     ...(config.publicUrl ? { publicBaseUrl: config.publicUrl } : {}),
@@ -94,6 +93,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     resyncMs: config.resyncPeriod,
     concurrency: { syncs: config.syncConcurrency, builds: config.buildConcurrency, reconciles: config.reconcileConcurrency, uploads: config.uploadConcurrency },
     build: {
+      cache: config.buildCache,
+      ...(config.buildPullSecret ? { pullSecretName: config.buildPullSecret } : {}),
       activeDeadlineSeconds: Math.ceil(config.buildTimeout / 1000),
       ...(config.buildCpu ? { cpu: config.buildCpu } : {}),
       ...(config.buildMemory ? { memory: config.buildMemory } : {}),

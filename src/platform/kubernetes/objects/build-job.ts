@@ -139,9 +139,10 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
     terminationMessagePolicy: 'File',
     volumeMounts: [mount('out', BUILD_PATHS.out, true), mount('cache', '/cache', true), registryConfig],
   };
-  const dockerConfigVolume = (name: string, secretName: string): V1Volume => ({
+  // The tools user reads the registry Secret; kaniko's pull Secret is root's only (kaniko's install steps run as 10001).
+  const dockerConfigVolume = (name: string, secretName: string, mode: number): V1Volume => ({
     name,
-    secret: { secretName, optional: true, defaultMode: 0o444, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
+    secret: { secretName, optional: true, defaultMode: mode, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
   });
 
   return {
@@ -169,8 +170,8 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
             { name: 'workspace', emptyDir: {} },
             { name: 'cache', emptyDir: {} },
             { name: 'out', emptyDir: {} },
-            dockerConfigVolume('registry-config', settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET),
-            ...(build.pullSecretName ? [dockerConfigVolume('kaniko-pull-config', build.pullSecretName)] : []),
+            dockerConfigVolume('registry-config', settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET, 0o444),
+            ...(build.pullSecretName ? [dockerConfigVolume('kaniko-pull-config', build.pullSecretName, 0o400)] : []),
           ],
         },
       },

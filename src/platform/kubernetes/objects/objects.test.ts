@@ -143,7 +143,12 @@ describe('build Job', () => {
     assert.ok(kaniko?.args?.includes('--cache=false'));
     assert.ok(!kaniko?.args?.some((a) => a.startsWith('--cache-repo')));
     assert.deepEqual(kaniko?.volumeMounts?.at(-1), { name: 'kaniko-pull-config', mountPath: '/kaniko/.docker', readOnly: true });
-    assert.equal(j.spec?.template.spec?.volumes?.at(-1)?.secret?.secretName, 'pull-only');
+    assert.deepEqual(j.spec?.template.spec?.volumes?.at(-1)?.secret, {
+      secretName: 'pull-only',
+      optional: true,
+      defaultMode: 0o400, // root's only: kaniko's install steps run as 10001
+      items: [{ key: '.dockerconfigjson', path: 'config.json' }],
+    });
   });
 
   it('is bounded: backoff, ttl, deadline; the context URL outlives the deadline; labels say whose build it is', () => {
