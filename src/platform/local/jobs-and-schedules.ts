@@ -52,7 +52,17 @@ export class JobsAndSchedules {
 
   /** At start: schedules every stored trigger, re-runs jobs a stop of sless dev interrupted. */
   resume(): void {
-    for (const t of Object.values(this.#data.triggers)) this.#schedule(t);
+    for (const t of Object.values(this.#data.triggers)) {
+      // A stored trigger that no longer schedules (a time zone this machine lacks, a hand edit) is
+      // reported and left inactive; it never stops the start.
+      try {
+        this.#schedule(t);
+      } catch (err) {
+        const key = stateKey(t.namespace, t.name);
+        this.#o.logger.error(`trigger ${key} (schedule "${t.schedule}"${t.timezone ? ` in ${t.timezone}` : ''}) skipped: ${(err as Error).message}`);
+        this.#data.triggers[key] = { ...t, active: false };
+      }
+    }
     for (const j of Object.values(this.#data.jobs)) if (j.phase === 'Running') this.#start(j);
   }
 

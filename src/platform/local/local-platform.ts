@@ -158,7 +158,7 @@ export class LocalPlatform implements Platform {
 
   /** Loads the state, starts what was running before (no rebuild), then syncs and starts polling. */
   async start(): Promise<void> {
-    await this.#state.load();
+    for (const problem of await this.#state.load()) this.#opts.logger.error(problem);
     const ns = new Set([...this.#state.data.namespaces, this.#opts.namespace]);
     this.#state.data.namespaces = [...ns];
     const stored = this.#table.all().filter((f) => f.buildKey);

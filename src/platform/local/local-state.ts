@@ -56,20 +56,59 @@ export class LocalState {
     this.#file = path.join(dataDir, 'state.json');
   }
 
-  async load(): Promise<void> {
+  /**
+   * Reads state.json. What cannot be used never stops a start: a file that is not JSON is moved
+   * aside (state.json.unreadable-<time>) and the state starts empty; entries of the wrong shape are
+   * dropped. Returns one line per problem, for the caller to report.
+   */
+  async load(): Promise<string[]> {
     let text: string;
     try {
       text = await readFile(this.#file, 'utf8');
     } catch {
       this.data = emptyState();
-      return;
+      return [];
     }
+    let parsed: Partial<LocalStateData>;
     try {
-      const parsed = JSON.parse(text) as Partial<LocalStateData>;
-      this.data = parsed.version === 1 ? { ...emptyState(), ...parsed, version: 1 } : emptyState();
+      parsed = JSON.parse(text) as Partial<LocalStateData>;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
     } catch (err) {
-      throw new Error(`${this.#file} is not valid JSON; delete it (sless dev then rebuilds what it needs)`, { cause: err });
+      const aside = `${this.#file}.unreadable-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      await rename(this.#file, aside).catch(() => undefined);
+      this.data = emptyState();
+      return [`${this.#file} is not valid JSON (${(err as Error).message}); moved to ${aside}, starting from an empty state`];
     }
+    if (parsed.version !== 1) {
+      this.data = emptyState();
+      return [`${this.#file} has version ${JSON.stringify(parsed.version)}, not 1; starting from an empty state`];
+    }
+    const problems: string[] = [];
+    const keep = <T>(what: string, entries: unknown, ok: (v: Record<string, unknown>) => string | undefined): Record<string, T> => {
+      const out: Record<string, T> = {};
+      if (typeof entries !== 'object' || entries === null) return out;
+      for (const [key, value] of Object.entries(entries)) {
+        const why = typeof value === 'object' && value !== null ? ok(value as Record<string, unknown>) : 'not an object';
+        if (why) problems.push(`stored ${what} ${key} skipped: ${why}`);
+        else out[key] = value as T;
+      }
+      return out;
+    };
+    const named = (v: Record<string, unknown>): string | undefined =>
+      typeof v.name === 'string' && typeof v.namespace === 'string' ? undefined : 'no name/namespace';
+    this.data = {
+      ...emptyState(),
+      repository: typeof parsed.repository === 'object' && parsed.repository !== null ? parsed.repository : {},
+      namespaces: Array.isArray(parsed.namespaces) ? parsed.namespaces.filter((n): n is string => typeof n === 'string') : [],
+      functions: keep<StoredFunction>('function', parsed.functions, (v) => {
+        const record = v.record as Record<string, unknown> | undefined;
+        if (typeof record !== 'object' || record === null) return 'no record';
+        return named(record) ?? (typeof record.runtime === 'string' ? undefined : 'no runtime');
+      }),
+      triggers: keep<TriggerRecord>('trigger', parsed.triggers, (v) => named(v) ?? (typeof v.type === 'string' ? undefined : 'no type')),
+      jobs: keep<JobRecord>('job', parsed.jobs, (v) => named(v) ?? (typeof v.runId === 'number' ? undefined : 'run_id is not a number')),
+    };
+    return problems;
   }
 
   /** Serialised: each save writes the state as it is when its turn comes. */
