@@ -25,19 +25,25 @@ export function hooksPlugin(app: FastifyInstance, opts: HooksPluginOptions, done
     const { namespace, repository } = request.params;
     const count = (provider: string, outcome: string) => opts.metrics.webhooks.inc({ provider, outcome });
     const target = isDnsLabel(namespace) && isDnsLabel(repository) ? await opts.platform.webhookTarget(namespace, repository) : undefined;
+    const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    // Refusals are logged with what a user needs to find the delivery: never a secret or a header value.
+    const refused = (v: { provider: string; deliveryId?: string }, reason: string) =>
+      request.log.warn({ provider: v.provider, delivery: v.deliveryId, namespace, repository, reason }, 'webhook refused');
     if (!target) {
       count('unknown', 'not_found');
+      refused(parseWebhook({ headers: request.headers, rawBody, secret: undefined }), 'no such repository takes webhooks here');
       // Say no more than "not here": whether the namespace exists is nobody's business.
       throw new HttpError('repository_not_found', `no repository ${namespace}/${repository} takes webhooks here`);
     }
-    const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const verdict = parseWebhook({ headers: request.headers, rawBody, secret: target.secret });
     const decision = decideWebhook(verdict, target.branch);
     count(decision.provider, decision.outcome);
     switch (decision.outcome) {
       case 'unauthorized':
+        refused(verdict, decision.message);
         throw new HttpError('unauthorized', decision.message);
       case 'bad_request':
+        refused(verdict, decision.message);
         throw new HttpError('bad_request', decision.message);
       case 'ignored':
         return reply.code(200).send({ status: 'ignored', reason: decision.message });

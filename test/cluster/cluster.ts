@@ -1,19 +1,22 @@
 // A real, throwaway Kubernetes control plane for tests, in the spirit of controller-runtime's envtest:
 // etcd + kube-apiserver (and optionally kube-controller-manager) on 127.0.0.1 with free ports,
-// generated certificates and a static admin token. No kubelet, no scheduler: pods are never run;
-// test/helpers/kube.ts sets their status the way a kubelet would.
+// generated certificates and a static admin token. Without `node`, there is no kubelet and no
+// scheduler: pods are never run; test/helpers/kube.ts sets their status the way a kubelet would.
+// With `node` (see node/node-cluster.ts, which adds the kubelet and the rest), the API server
+// listens on the node's bridge address so pods reach it, and the controllers a node needs run too.
 //
 // The binaries come from test/cluster/build.sh (versions in test/cluster/versions.env).
-import { spawn, execFile } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { access, constants, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePorts, httpsOk, startProcess, stopProcessGroups, waitFor, type ClusterProcess, type StartedProcess } from './processes.ts';
+
+export { killProcessGroupsNow, stopProcesses, type ClusterProcess } from './processes.ts';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -25,20 +28,20 @@ export interface ClusterOptions {
   readonly withControllerManager?: boolean;
   /** How long to wait for the control plane to become ready. */
   readonly timeoutMs?: number;
-}
-
-export interface ClusterProcess {
-  readonly name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
-  /** Also the process group id: every process is started as a group leader. */
-  readonly pid: number;
+  /** A control plane for a real node: the API server on `address` (reachable from pods), the
+   * ServiceAccount admission plugin on (pods get tokens), a client certificate for kubelet calls
+   * (logs, exec), and the node lifecycle, pod GC and root CA publisher controllers. */
+  readonly node?: { readonly address: string };
 }
 
 export interface Cluster {
   readonly kubeconfigPath: string;
-  /** https://127.0.0.1:<port> */
+  /** https://127.0.0.1:<port> (https://<node address>:<port> with `node`) */
   readonly server: string;
   /** Bearer token of a system:masters user. */
   readonly token: string;
+  /** Certificates (ca.crt, ca.key, ...) made for this cluster. */
+  readonly certDir: string;
   readonly processes: readonly ClusterProcess[];
   stop(): Promise<void>;
 }
@@ -62,6 +65,19 @@ const CONTROLLERS = [
   'ttl-after-finished-controller',
   'endpoints-controller',
   'endpointslice-controller',
+];
+
+/** What a real node adds: its Ready condition and taints managed, pods of a gone node collected,
+ * and the kube-root-ca.crt ConfigMap that every projected ServiceAccount token volume mounts. */
+const NODE_CONTROLLERS = [
+  'node-lifecycle-controller',
+  'taint-eviction-controller',
+  'pod-garbage-collector-controller',
+  'root-ca-certificate-publisher-controller',
+  'serviceaccount-token-controller',
+  'daemonset-controller',
+  'statefulset-controller',
+  'disruption-controller',
 ];
 
 export function binaryPaths(): BinaryPaths {
@@ -102,18 +118,19 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await mkdir(logs, { recursive: true });
 
   const [etcdClient, etcdPeer, apiPort, kcmPort] = await freePorts(4);
-  await makeCertificates(certs);
+  const address = options.node?.address ?? '127.0.0.1';
+  await makeCertificates(certs, address, options.node !== undefined);
   const token = randomBytes(24).toString('hex');
   await writeFile(path.join(certs, 'tokens.csv'), `${token},sless-test-admin,sless-test-admin,"system:masters"\n`, {
     mode: 0o600,
   });
 
-  const server = `https://127.0.0.1:${apiPort}`;
+  const server = `https://${address}:${apiPort}`;
   const kubeconfigPath = path.join(dir, 'kubeconfig');
   const ca = await readFile(path.join(certs, 'ca.crt'));
   await writeFile(kubeconfigPath, kubeconfig(server, ca, token), { mode: 0o600 });
 
-  const processes: Array<ClusterProcess & { exited: Promise<number | null> }> = [];
+  const processes: StartedProcess[] = [];
   const stop = async (): Promise<void> => {
     await stopProcessGroups([...processes].reverse());
   };
@@ -141,8 +158,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         `--tls-private-key-file=${path.join(certs, 'apiserver.key')}`,
         `--client-ca-file=${path.join(certs, 'ca.crt')}`,
         `--secure-port=${apiPort}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
         '--service-cluster-ip-range=10.0.0.0/24',
         '--allow-privileged=true',
         '--authorization-mode=RBAC',
@@ -150,9 +167,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
         `--service-account-key-file=${path.join(certs, 'sa.pub')}`,
         `--service-account-signing-key-file=${path.join(certs, 'sa.key')}`,
-        // As envtest: without kubelets no pod needs a mounted token, and a fresh namespace's
-        // "default" ServiceAccount must not be a precondition for creating pods.
-        '--disable-admission-plugins=ServiceAccount',
+        ...(options.node
+          ? [
+              `--kubelet-client-certificate=${path.join(certs, 'kubelet-client.crt')}`,
+              `--kubelet-client-key=${path.join(certs, 'kubelet-client.key')}`,
+              '--kubelet-preferred-address-types=InternalIP',
+            ]
+          : // As envtest: without kubelets no pod needs a mounted token, and a fresh namespace's
+            // "default" ServiceAccount must not be a precondition for creating pods.
+            ['--disable-admission-plugins=ServiceAccount']),
         '--profiling=false',
         '--v=0',
       ]),
@@ -170,7 +193,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           `--authentication-kubeconfig=${kcmKubeconfig}`,
           `--authorization-kubeconfig=${kcmKubeconfig}`,
           '--leader-elect=false',
-          `--controllers=${CONTROLLERS.join(',')}`,
+          `--controllers=${[...CONTROLLERS, ...(options.node ? NODE_CONTROLLERS : [])].join(',')}`,
           '--bind-address=127.0.0.1',
           `--secure-port=${kcmPort}`,
           `--cert-dir=${path.join(certs, 'kcm')}`,
@@ -196,171 +219,25 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     kubeconfigPath,
     server,
     token,
+    certDir: certs,
     processes: processes.map(({ name, pid }) => ({ name, pid })),
     stop,
   };
 }
 
-/** Stops process groups started by another process (e.g. `npm run cluster:down`); a recorded pid
- * that now belongs to some other program (after a reboot) is left alone. */
-export async function stopProcesses(processes: readonly ClusterProcess[]): Promise<void> {
-  const ours = processes.filter((p) => {
-    try {
-      return readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes(p.name);
-    } catch {
-      return false;
-    }
-  });
-  await stopProcessGroups([...ours].reverse());
-}
-
-/** SIGTERM each group, wait up to 5 s, then SIGKILL whatever is left; resolves when all are gone. */
-async function stopProcessGroups(
-  processes: ReadonlyArray<ClusterProcess & { exited?: Promise<unknown> }>,
-): Promise<void> {
-  for (const p of processes) {
-    signalGroup(p.pid, 'SIGTERM');
-    const deadline = Date.now() + 5_000;
-    while (groupAlive(p.pid) && Date.now() < deadline) await sleep(50);
-    if (groupAlive(p.pid)) {
-      signalGroup(p.pid, 'SIGKILL');
-      while (groupAlive(p.pid)) await sleep(20);
-    }
-    // Our own child is gone only once reaped; until then its pid is a zombie that still "exists".
-    // Poll (a timer keeps the event loop alive) rather than await the unref'd child's exit alone.
-    if (p.exited) {
-      let reaped = false;
-      void p.exited.then(() => (reaped = true));
-      const until = Date.now() + 5_000;
-      while (!reaped && Date.now() < until) await sleep(10);
-    }
-  }
-}
-
-/** Synchronous last resort for process.on('exit'). */
-export function killProcessGroupsNow(processes: readonly ClusterProcess[]): void {
-  for (const p of processes) signalGroup(p.pid, 'SIGKILL');
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie (exited, not yet reaped by us) still "exists"; treat it as gone.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return true;
-  }
-}
-
-function startProcess(
-  name: ClusterProcess['name'],
-  binary: string,
-  logDir: string,
-  args: string[],
-): ClusterProcess & { exited: Promise<number | null>; logPath: string } {
-  const logPath = path.join(logDir, `${name}.log`);
-  const fd = openSync(logPath, 'w');
-  // detached: a process group of its own, so stop() reaches any child it might fork, and the
-  // cluster can outlive `npm run cluster:up`.
-  const child = spawn(binary, args, { detached: true, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  child.unref();
-  if (child.pid === undefined) throw new Error(`could not start ${binary}`);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { name, pid: child.pid, exited, logPath };
-}
-
-async function waitFor(
-  what: string,
-  processes: ReadonlyArray<ClusterProcess & { exited: Promise<number | null>; logPath?: string }>,
-  timeoutMs: number,
-  probe: () => Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let dead: { name: string; code: number | null; logPath?: string } | undefined;
-  for (const p of processes) {
-    void p.exited.then((code) => {
-      dead ??= { name: p.name, code, logPath: p.logPath };
-    });
-  }
-  while (Date.now() < deadline) {
-    if (dead) {
-      const tail = dead.logPath ? await logTail(dead.logPath) : '';
-      throw new Error(`${dead.name} exited with code ${dead.code} while waiting for ${what}; its log ends:\n${tail}`);
-    }
-    if (await probe()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; logs are in ${path.dirname(processes[0]?.logPath ?? '.')}`);
-}
-
-async function logTail(file: string): Promise<string> {
-  try {
-    return (await readFile(file, 'utf8')).split('\n').slice(-20).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-function httpsOk(url: string, ca: Buffer | undefined, token: string | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = https.get(
-      url,
-      {
-        ca,
-        rejectUnauthorized: ca !== undefined,
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-        timeout: 2_000,
-      },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      },
-    );
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-  });
-}
-
-/** Ports the kernel hands out now; a tiny race remains until the servers bind them. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const s = net.createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
-
 /** A CA, the apiserver's serving certificate for 127.0.0.1/localhost, and the service-account
  * key pair; EC keys because RSA generation costs seconds on a busy machine. */
-async function makeCertificates(certs: string): Promise<void> {
+async function makeCertificates(certs: string, address: string, forNode: boolean): Promise<void> {
   const f = (name: string): string => path.join(certs, name);
   const openssl = (...args: string[]): Promise<unknown> => run('openssl', args, { cwd: certs });
   const ecKey = (file: string): Promise<unknown> =>
     openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', file);
-  await Promise.all([ecKey(f('ca.key')), ecKey(f('apiserver.key')), ecKey(f('sa.key'))]);
+  await Promise.all([
+    ecKey(f('ca.key')),
+    ecKey(f('apiserver.key')),
+    ecKey(f('sa.key')),
+    ...(forNode ? [ecKey(f('kubelet-client.key'))] : []),
+  ]);
   await openssl('pkey', '-in', f('sa.key'), '-pubout', '-out', f('sa.pub'));
   await openssl('req', '-x509', '-new', '-key', f('ca.key'), '-subj', '/CN=sless-test-ca', '-days', '3650', '-out', f('ca.crt'));
   await writeFile(
@@ -369,7 +246,7 @@ async function makeCertificates(certs: string): Promise<void> {
       'basicConstraints=CA:FALSE',
       'keyUsage=critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage=serverAuth',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1',
+      `subjectAltName=IP:127.0.0.1,IP:${address},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1`,
       '',
     ].join('\n'),
   );
@@ -378,6 +255,15 @@ async function makeCertificates(certs: string): Promise<void> {
     'x509', '-req', '-in', f('apiserver.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
     '-days', '3650', '-extfile', f('apiserver.ext'), '-out', f('apiserver.crt'),
   );
+  if (forNode) {
+    // The API server's client identity towards the kubelet (logs, exec, port-forward).
+    await writeFile(f('kubelet-client.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+    await openssl('req', '-new', '-key', f('kubelet-client.key'), '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client', '-out', f('kubelet-client.csr'));
+    await openssl(
+      'x509', '-req', '-in', f('kubelet-client.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
+      '-days', '3650', '-extfile', f('kubelet-client.ext'), '-out', f('kubelet-client.crt'),
+    );
+  }
 }
 
 function kubeconfig(server: string, ca: Buffer, token: string): string {
@@ -402,8 +288,4 @@ function kubeconfig(server: string, ca: Buffer, token: string): string {
     'current-context: sless-test',
     '',
   ].join('\n');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

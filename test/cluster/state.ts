@@ -2,7 +2,9 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stopProcesses, type ClusterProcess } from './cluster.ts';
+import { stopProcesses, type ClusterProcess } from './processes.ts';
+import { readRecord } from './node/record.ts';
+import { teardownNode } from './node/teardown.ts';
 
 export const STATE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '.sless-test');
 const STATE_FILE = path.join(STATE_DIR, 'cluster.json');
@@ -32,4 +34,23 @@ export async function stopFromState(): Promise<string[] | undefined> {
   await stopProcesses(state.processes);
   await rm(STATE_FILE, { force: true });
   return state.processes.map((p) => `${p.name}:${p.pid}`);
+}
+
+/** Tears down the real node if `cluster:up --node` of this checkout started it, or if the process
+ * that started it is gone (a node of a running test run is left to that run); returns what
+ * teardown could not undo, or undefined when there was no such node. */
+export async function stopOwnNode(): Promise<string[] | undefined> {
+  const record = await readRecord();
+  if (!record) return undefined;
+  if (record.paths.dir !== STATE_DIR && alive(record.owner.pid)) return undefined;
+  return teardownNode(record);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,14 +1,37 @@
-// `npm run cluster:up [-- --no-controllers]`: starts a test cluster that outlives this command,
-// applies crds/, and writes .sless-test/kubeconfig and .sless-test/cluster.json (what
-// `npm run cluster:down` stops). A cluster already running from an earlier `up` is replaced.
+// `npm run cluster:up [-- --no-controllers | --node]`: starts a test cluster that outlives this
+// command, applies crds/, and writes .sless-test/kubeconfig. A control plane is recorded in
+// .sless-test/cluster.json; a real node (--node, test/cluster/node/) in the machine's node record.
+// `npm run cluster:down` stops either. A cluster already running from an earlier `up` is replaced.
 import { access, constants } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { binaryPaths, startCluster } from './cluster.ts';
 import { installCrds } from './install-crds.ts';
-import { STATE_DIR, readState, stopFromState, writeState } from './state.ts';
+import { startNodeCluster } from './node/node-cluster.ts';
+import { STATE_DIR, readState, stopFromState, stopOwnNode, writeState } from './state.ts';
 
 const t0 = Date.now();
 await stopFromState();
+await stopOwnNode();
+
+if (process.argv.includes('--node')) {
+  // Another node on this machine (a test run) is waited for, but not for long: this is by hand.
+  const node = await startNodeCluster({ dir: STATE_DIR, lockTimeoutMs: 60_000 });
+  const kc = new KubeConfig();
+  kc.loadFromFile(node.kubeconfigPath);
+  try {
+    await installCrds(kc);
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+  console.log(
+    `test cluster with a real node up in ${((Date.now() - t0) / 1000).toFixed(1)}s at ${node.server}\n` +
+      `  registry ${node.registry} (plain HTTP), host address for pods ${node.hostAddress}, logs ${node.logDir}\n` +
+      `  export KUBECONFIG=${node.kubeconfigPath}\n  stop it with: npm run cluster:down`,
+  );
+  process.exit(0);
+}
+
 const withControllerManager =
   !process.argv.includes('--no-controllers') &&
   (await access(binaryPaths().controllerManager, constants.X_OK).then(

@@ -139,18 +139,19 @@ function handle(root: string, req: http.IncomingMessage, res: http.ServerRespons
   });
 }
 
-/** Starts a git server on 127.0.0.1 (random port) over `root` (a fresh temp folder by default). */
-export async function startGitServer(options: { root?: string; port?: number } = {}): Promise<GitServer> {
+/** Starts a git server on 127.0.0.1 (or `host`; random port) over `root` (a fresh temp folder by default). */
+export async function startGitServer(options: { root?: string; port?: number; host?: string } = {}): Promise<GitServer> {
+  const host = options.host ?? '127.0.0.1';
   const root = options.root ?? (await mkdtemp(path.join(os.tmpdir(), 'sless-git-')));
   await mkdir(root, { recursive: true });
   const server = http.createServer((req, res) => handle(root, req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     root,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -36,6 +36,8 @@ export interface S3ServerOptions {
   /** How long start() waits for a writable server; default 90 s (the machine may be busy). */
   readonly timeoutMs?: number;
   readonly bucket?: string;
+  /** The address to listen on; default 127.0.0.1. */
+  readonly host?: string;
 }
 
 const PORT_FLAGS = [
@@ -61,7 +63,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const bucket = options.bucket ?? 'sless-test';
   const ports = await freePorts(PORT_FLAGS.length);
   const port = (flag: (typeof PORT_FLAGS)[number]) => ports[PORT_FLAGS.indexOf(flag)]!;
-  const endpoint = `http://127.0.0.1:${port('s3.port')}`;
+  const host = options.host ?? '127.0.0.1';
+  const endpoint = `http://${host}:${port('s3.port')}`;
 
   const s3Config = path.join(dir, 's3.json');
   await writeFile(
@@ -79,8 +82,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     ...(process.env.SLESS_TEST_WEED_VERBOSE ? ['-alsologtostderr'] : []),
     'mini',
     `-dir=${data}`,
-    '-ip=127.0.0.1',
-    '-ip.bind=127.0.0.1',
+    `-ip=${host}`,
+    `-ip.bind=${host}`,
     ...PORT_FLAGS.map((f) => `-${f}=${port(f)}`),
     `-s3.config=${s3Config}`,
     // Small volumes: the tests store megabytes, not the default 64 MB+ per volume file.

@@ -2,12 +2,13 @@
 // test/helpers/s3-server.ts) for the whole test run, with a configured identity so signatures are
 // checked. Tests that need to take S3 down start their own server with startS3Server().
 import type { TestService } from '../run.ts';
+import { testBindHost } from '../helpers/bind-host.ts';
 import { startS3Server } from '../helpers/s3-server.ts';
 
 export const service: TestService = {
   name: 's3',
   async start() {
-    const server = await startS3Server();
+    const server = await startS3Server({ host: testBindHost() });
     return {
       env: {
         SLESS_TEST_S3_ENDPOINT: server.endpoint,

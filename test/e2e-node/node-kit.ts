@@ -1,0 +1,54 @@
+// Helpers for the suites that run on the real node (service `node`, `npm run test:node`): the
+// admin client of test/helpers/kube.ts, plus running a busybox script in a pod and reading its
+// real output through the kubelet.
+import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { eventually } from '../helpers/kube.ts';
+
+/** Fails clearly when the suite runs without the real node. */
+export function requireNode(): { registry: string; hostAddress: string; busybox: string } {
+  const registry = process.env.SLESS_TEST_REGISTRY;
+  const hostAddress = process.env.SLESS_TEST_BIND_HOST;
+  const busybox = process.env.SLESS_TEST_NODE_BUSYBOX_IMAGE;
+  if (process.env.SLESS_TEST_NODE !== '1' || !registry || !hostAddress || !busybox) {
+    throw new Error('these tests need the real node: run them with `npm run test:node` (service `node`, root, .ci/install.d/25-node.sh)');
+  }
+  return { registry, hostAddress, busybox };
+}
+
+export interface ScriptResult {
+  readonly phase: string;
+  readonly log: string;
+}
+
+/** Runs `script` with busybox sh in a Job's pod and returns the pod's phase and log. */
+export async function runScript(kc: KubeConfig, namespace: string, name: string, script: string, timeoutMs = 90_000): Promise<ScriptResult> {
+  const { busybox } = requireNode();
+  const batch = kc.makeApiClient(BatchV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  await batch.createNamespacedJob({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            containers: [{ name: 'script', image: busybox, imagePullPolicy: 'Never', command: ['/bin/sh', '-c', script] }],
+          },
+        },
+      },
+    },
+  });
+  const pod = await eventually(
+    async () => {
+      const pods = await core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` });
+      const p = pods.items.find((i) => i.status?.phase === 'Succeeded' || i.status?.phase === 'Failed');
+      if (!p) throw new Error(`job ${name}: pod not finished: ${JSON.stringify(pods.items.map((i) => i.status?.phase))}`);
+      return p;
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+  const log = await core.readNamespacedPodLog({ namespace, name: pod.metadata!.name!, container: 'script' });
+  return { phase: pod.status!.phase!, log };
+}
