@@ -118,7 +118,11 @@ debian_tar() { # NAME PACKAGES(comma list) -> $work/NAME.tar
 }
 # The libraries pyenv's CPython links against, and what node and go need at run time.
 BASE_PACKAGES=ca-certificates,libssl3,libffi8,libsqlite3-0,libbz2-1.0,liblzma5,libncursesw6,libreadline8,libuuid1,libgdbm6,libexpat1,libtirpc3,zlib1g
-base_tar() { [ -f "$work/debian.tar" ] || timed debian_tar debian "$BASE_PACKAGES"; }
+base_tar() { # the shared root filesystem, kept beside the layouts for the next image
+  local kept="$out/.debian-${BASE_TAG[debian]}.tar"
+  if [ ! -f "$kept" ]; then timed debian_tar debian "$BASE_PACKAGES" && mv "$work/debian.tar" "$kept"; fi
+  ln -sfn "$kept" "$work/debian.tar"
+}
 
 PATH_ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -172,12 +176,14 @@ build_go() {
   have $name "$tag" && return
   base_tar
   dir=$(GOFLAGS=-mod=mod go mod download -json "golang.org/toolchain@v0.0.1-go$GO123.linux-amd64" | jq -r .Dir)
-  [ -x "$dir/bin/go" ] || { echo "test/images/build.sh: no Go toolchain in $dir" >&2; exit 1; }
+  [ -f "$dir/bin/go" ] || { echo "test/images/build.sh: no Go toolchain in $dir" >&2; exit 1; }
   new_image $name "$tag"
   local root="$work/$name/bundle/rootfs"
   tar -C "$root" -xf "$work/debian.tar"
   mkdir -p "$root/usr/local/go" "$root/go/bin" "$root/go/src"
-  cp -a "$dir/." "$root/usr/local/go/" && chmod -R u+w "$root/usr/local/go"
+  # The module cache keeps files read-only and without execute bits (go sets them when it switches toolchains).
+  cp -a "$dir/." "$root/usr/local/go/" && chmod -R u+w,a+rX "$root/usr/local/go"
+  chmod a+x "$root/usr/local/go/bin/"* "$root/usr/local/go/pkg/tool/"*/*
   chmod -R 1777 "$root/go"
   finish_image $name "$tag" --config.env PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --config.env GOPATH=/go --config.env GOTOOLCHAIN=local --config.env "GOLANG_VERSION=$GO123" --config.workingdir /go

@@ -104,7 +104,7 @@ describe('sless controller replicas', () => {
     assert.equal(uploaded.status, 200, uploaded.text);
     assert.equal(uploaded.json?.code_hash, hashFiles(NODE_CODE));
 
-    const source = await fetch(`${a.url}/v1/namespaces/${ns.name}/functions/hello/source`, { headers: { authorization: `Bearer ${token}` } });
+    const source = await fetch(`${a.url}/v1/namespaces/${ns.name}/functions/hello/source`, { headers: { authorization: `Bearer ${token}`, accept: 'application/zip' } });
     assert.equal(source.status, 200);
     assert.equal(source.headers.get('content-type'), 'application/zip');
     const zip = Buffer.from(await source.arrayBuffer());
