@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { csrfTokenOf } from './session.ts';
 import { hs256Token, NS, testApp, type TestApp } from '../../test/helpers/http-test-kit.ts';
+import { addManyFunctions } from '../../test/helpers/many-functions.ts';
 import type { MemoryPlatform } from '../../test/helpers/memory-platform.ts';
 
 let t: TestApp;
@@ -127,6 +128,25 @@ describe('GET /funcs/<namespace>', () => {
     assert.match(res.body, /<button type="button" class="copy" data-copy="http:\/\/localhost\/fn\/[^"]+\/hello" aria-label="Copy the URL of hello">/);
     assert.doesNotMatch(res.body, /internal-metrics/);
   });
+  it('answers 304 to a refresh while the page is unchanged (its ETag)', async () => {
+    const first = await app.inject({ url: `/funcs/${NS}`, headers: { ...cookie(), ...browser } });
+    const etag = String(first.headers.etag);
+    assert.match(etag, /^W\/"/);
+    assert.equal((await app.inject({ url: `/funcs/${NS}`, headers: { ...cookie(), ...browser, 'if-none-match': etag } })).statusCode, 304);
+  });
+  it('renders 1,000 functions in well under a second', async () => {
+    const many = await testApp();
+    addManyFunctions(many.platform, NS, 1000);
+    const get = () => many.app.inject({ url: `/funcs/${NS}`, headers: { ...cookie(), ...browser } });
+    await get();
+    const t0 = performance.now();
+    const res = await get();
+    const ms = performance.now() - t0;
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body.match(/<tr data-fn=/g)?.length, 1000);
+    assert.ok(ms < 1000, `rendering took ${ms.toFixed(0)} ms (test/bench/console.bench.ts measures it: ~60 ms here)`);
+    await many.app.close();
+  });
   it('refuses another namespace with 403, as /v1 does, unless the token is an admin’s', async () => {
     const res = await app.inject({ url: '/funcs/sless-0000000000000000', headers: { ...cookie(), ...browser } });
     assert.equal(res.statusCode, 403);
@@ -237,7 +257,7 @@ describe('every page', () => {
       assert.match(csp, /script-src 'self'(;|$)/, url);
       assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/, url);
       assert.equal(res.headers['x-frame-options'], 'DENY');
-      assert.equal(res.headers['referrer-policy'], 'no-referrer');
+      assert.equal(res.headers['referrer-policy'], 'same-origin');
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.doesNotMatch(res.body, /<script(?![^>]*\ssrc=)[^>]*>/, `${url} has an inline script`);
       assert.doesNotMatch(res.body, /\sstyle=|<style|\son[a-z]+=/, `${url} has inline style or an event handler attribute`);

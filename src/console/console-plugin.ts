@@ -2,6 +2,7 @@
 // same Platform as /v1, authorized by the same rule (namespace from `sub`, admin claim) with the
 // caller's own token. Browsers keep the token in an HttpOnly, SameSite=Strict cookie; every action a
 // cookie authorizes also needs the page's CSRF token. One static script, no inline code, strict CSP.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken, type Caller } from '../auth/token-verifier.ts';
 import * as map from '../http/api-mappers.ts';
@@ -129,7 +130,8 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
       const next = safeBack(request.url.split('?')[0], '/funcs');
       return reply.type('text/html; charset=utf-8').send(render('login', { title: 'Log in', problem: res.body.error, next }));
     }
-    const heading = res.status === 403 ? 'Not your namespace' : res.status === 404 ? 'Not found' : `Error ${res.status}`;
+    const heading =
+      res.status === 403 ? (/owns namespace/.test(res.body.error) ? 'Not your namespace' : 'Refused') : res.status === 404 ? 'Not found' : `Error ${res.status}`;
     return reply.type('text/html; charset=utf-8').send(render('error', { title: heading, heading, message: res.body.error, ns: ns && isDnsLabel(ns) ? ns : undefined }));
   });
   app.setNotFoundHandler((request) => {
@@ -166,7 +168,13 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     session: { admin: s.caller.admin, csrf: s.csrf },
     ...extra,
   });
-  const html = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
+  /** A page with an ETag: the script's refresh sends If-None-Match and gets 304 while nothing changed. */
+  const html = (reply: FastifyReply, body: string) => {
+    const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    void reply.header('etag', etag);
+    if (reply.request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return reply.type('text/html; charset=utf-8').send(body);
+  };
   const text = (reply: FastifyReply, body: string) => reply.type('text/plain; charset=utf-8').send(body);
 
   app.get('/_static/:file', async (request, reply) => {

@@ -68,10 +68,9 @@ export function summaryOf(records: readonly FunctionRecord[]): string {
 
 export async function functionsPage(src: PageSources, ns: string): Promise<FunctionsPage> {
   const [records, repositories] = await Promise.all([visibleFunctions(src, ns), repositoriesOrNone(src, ns)]);
-  const now = src.now();
   return {
     records,
-    rows: records.map((f) => functionRow(f, now)),
+    rows: records.map((f) => functionRow(f)),
     problems: folderProblems(repositories).filter((p) => p.lines.length > 0),
     summary: summaryOf(records),
     busy: isBusy(records.map((f) => f.phase)),
@@ -129,13 +128,13 @@ export async function functionPage(src: PageSources, ns: string, name: string): 
   return {
     record,
     raw: { triggers: ownTriggers, jobs: ownJobs, invocations, builds },
-    fn: functionRow(record, now),
+    fn: functionRow(record),
     manifest,
     triggers: own,
     schedules: own.filter((t) => t.type === 'cron'),
-    jobs: ownJobs.map((j) => jobView(j, now)),
-    invocations: invocations.map((i) => invocationView(i, now)),
-    builds: builds.map((b) => buildView(b, now)),
+    jobs: ownJobs.map((j) => jobView(j)),
+    invocations: invocations.map((i) => invocationView(i)),
+    builds: builds.map((b) => buildView(b)),
     files: source.files ? sourceView(source.files) : undefined,
     sourceMissing: source.missing,
     busy: isBusy([record.phase, ...ownJobs.map((j) => j.phase)]),
@@ -148,10 +147,10 @@ export interface RepositoriesPage {
 }
 
 export async function repositoriesPage(src: PageSources, ns: string): Promise<RepositoriesPage> {
-  const repositories = await src.platform.listRepositories(ns);
-  const now = src.now();
+  const [repositories, functions] = await Promise.all([src.platform.listRepositories(ns), src.platform.listFunctions(ns)]);
+  const exists = new Set(functions.map((f) => f.name));
   const views = repositories
     .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .map((r) => repositoryView({ ...r, functions: r.functions.filter((f) => src.visible(f.name)) }, now));
+    .map((r) => repositoryView({ ...r, functions: r.functions.filter((f) => src.visible(f.name)) }, exists));
   return { repositories: views, busy: views.some((r) => r.tone === 'busy') };
 }

@@ -27,8 +27,9 @@ export async function loadStaticFiles(dir = STATIC_DIR): Promise<Map<string, Sta
 }
 
 /**
- * No inline script or style, nothing from elsewhere, no framing, forms post only here; the token
- * never leaves in a Referer.
+ * No inline script or style, nothing from elsewhere, no framing, forms post only here. Referers go
+ * to this origin only (never elsewhere); `no-referrer` would make browsers send `Origin: null` with
+ * the console's own forms, which the CSRF check must refuse.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -45,7 +46,7 @@ export const securityHeaders: Readonly<Record<string, string>> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
 };

@@ -4,33 +4,21 @@ import { Cron } from 'croner';
 import type { FunctionRecord, JobRecord, RepositoryRecord, TriggerRecord } from '../platform/types.ts';
 import type { BuildRecord, InvocationRecord } from '../store/types.ts';
 
-/** A time as a page shows it: ISO for <time datetime>, a short UTC text, and how long ago/ahead. */
+/**
+ * A time as a page shows it: ISO for <time datetime> and a short UTC text. The server renders no
+ * "3 min ago" (the script does), so a page's HTML stays the same until its data changes.
+ */
 export interface TimeView {
   readonly iso: string;
   readonly text: string;
-  readonly relative: string;
 }
 
-export function timeView(iso: string | undefined, now: number): TimeView | undefined {
+export function timeView(iso: string | undefined): TimeView | undefined {
   if (!iso) return undefined;
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return undefined;
-  const d = new Date(t);
-  return { iso: d.toISOString(), text: `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`, relative: relativeTime(t - now) };
-}
-
-export function relativeTime(deltaMs: number): string {
-  const abs = Math.abs(deltaMs);
-  const [n, unit] =
-    abs < 45_000
-      ? [Math.round(abs / 1000), 's']
-      : abs < 45 * 60_000
-        ? [Math.round(abs / 60_000), 'min']
-        : abs < 36 * 3_600_000
-          ? [Math.round(abs / 3_600_000), 'h']
-          : [Math.round(abs / 86_400_000), 'd'];
-  if (abs < 1000) return 'just now';
-  return deltaMs < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
+  const d = new Date(t).toISOString();
+  return { iso: d, text: `${d.slice(0, 19).replace('T', ' ')} UTC` };
 }
 
 /** `sha256:0123456789ab…` for tables; the full value goes into a title. */
@@ -84,7 +72,7 @@ export const consolePaths = {
   sync: (ns: string, name: string) => `/funcs/${ns}/repositories/${name}/sync`,
 };
 
-export function functionRow(f: FunctionRecord, now: number): FunctionRow {
+export function functionRow(f: FunctionRecord): FunctionRow {
   return {
     name: f.name,
     href: consolePaths.fn(f.namespace, f.name),
@@ -93,7 +81,7 @@ export function functionRow(f: FunctionRecord, now: number): FunctionRow {
     tone: phaseTone(f.phase),
     reason: f.message || undefined,
     url: f.url,
-    lastBuilt: timeView(f.lastBuiltAt, now),
+    lastBuilt: timeView(f.lastBuiltAt),
     codeHash: f.codeHash,
     codeHashShort: shortHash(f.codeHash),
     owner: ownerOf(f.managedBy),
@@ -178,8 +166,8 @@ export function triggerView(t: TriggerRecord, manifest: { repository: string; fi
       : {}),
     schedule: t.schedule,
     timezone: t.timezone,
-    nextRun: t.type === 'cron' && t.enabled ? timeView(nextRunOf(t.schedule, t.timezone, now), now) : undefined,
-    lastRun: timeView(t.lastScheduleTime, now),
+    nextRun: t.type === 'cron' && t.enabled ? timeView(nextRunOf(t.schedule, t.timezone, now)) : undefined,
+    lastRun: timeView(t.lastScheduleTime),
     url: t.url,
   };
 }
@@ -194,14 +182,14 @@ export interface JobView {
   readonly result?: string;
 }
 
-export function jobView(j: JobRecord, now: number): JobView {
+export function jobView(j: JobRecord): JobView {
   return {
     name: j.name,
     runId: j.runId,
     phase: j.phase,
     tone: phaseTone(j.phase),
-    started: timeView(j.startTime, now),
-    completed: timeView(j.completionTime, now),
+    started: timeView(j.startTime),
+    completed: timeView(j.completionTime),
     result: j.message,
   };
 }
@@ -215,8 +203,8 @@ export interface InvocationView {
   readonly durationMs: number;
 }
 
-export function invocationView(i: InvocationRecord, now: number): InvocationView {
-  return { at: timeView(i.startedAt, now), method: i.method, path: i.path || '/', status: i.status, ok: i.status < 400, durationMs: Math.round(i.durationMs) };
+export function invocationView(i: InvocationRecord): InvocationView {
+  return { at: timeView(i.startedAt), method: i.method, path: i.path || '/', status: i.status, ok: i.status < 400, durationMs: Math.round(i.durationMs) };
 }
 
 export interface BuildView {
@@ -238,9 +226,9 @@ export function logTail(message: string | undefined, lines = LOG_TAIL_LINES): st
   return (all.length > lines ? ['…', ...all.slice(-lines)] : all).join('\n');
 }
 
-export function buildView(b: BuildRecord, now: number): BuildView {
+export function buildView(b: BuildRecord): BuildView {
   return {
-    started: timeView(b.startedAt, now),
+    started: timeView(b.startedAt),
     outcome: b.outcome,
     tone: b.outcome === 'succeeded' ? 'ok' : b.outcome === 'failed' ? 'bad' : 'busy',
     codeHashShort: shortHash(b.codeHash),
@@ -263,10 +251,11 @@ export interface RepositoryView {
   readonly tone: PhaseTone;
   readonly webhookPath: string;
   readonly syncAction: string;
-  readonly folders: ReadonlyArray<{ name: string; path: string; codeHashShort?: string; problems: readonly string[] }>;
+  /** `exists`: a folder whose manifest never worked has no function page to link to. */
+  readonly folders: ReadonlyArray<{ name: string; exists: boolean; path: string; codeHashShort?: string; problems: readonly string[] }>;
 }
 
-export function repositoryView(r: RepositoryRecord, now: number): RepositoryView {
+export function repositoryView(r: RepositoryRecord, existing: ReadonlySet<string>): RepositoryView {
   const ready = r.ready;
   return {
     name: r.name,
@@ -275,13 +264,13 @@ export function repositoryView(r: RepositoryRecord, now: number): RepositoryView
     path: r.path || '/',
     revision: r.revision,
     revisionShort: r.revision && /^[0-9a-f]{40}$/.test(r.revision) ? r.revision.slice(0, 7) : r.revision,
-    lastSync: timeView(r.lastSyncTime, now),
+    lastSync: timeView(r.lastSyncTime),
     status: ready ? (ready.status === 'True' ? 'Synced' : ready.status === 'False' ? ready.reason || 'Failed' : 'Syncing') : 'Unknown',
     statusMessage: ready?.message,
     tone: !ready ? 'idle' : ready.status === 'True' ? 'ok' : ready.status === 'False' ? 'bad' : 'busy',
     webhookPath: r.webhookPath,
     syncAction: consolePaths.sync(r.namespace, r.name),
-    folders: r.functions.map((f) => ({ name: f.name, path: f.path || '.', codeHashShort: shortHash(f.codeHash), problems: problemLines(f.error) })),
+    folders: r.functions.map((f) => ({ name: f.name, exists: existing.has(f.name), path: f.path || '.', codeHashShort: shortHash(f.codeHash), problems: problemLines(f.error) })),
   };
 }
 

@@ -1,6 +1,7 @@
 // The sless console's one script (no build step). Everything works without it (forms post and
-// redirect back); it adds: copy buttons, and live parts ([data-live] with an id) that refresh
-// themselves from the same URL every data-refresh-ms while the tab is visible, announcing phase
+// redirect back, times show in UTC); it adds: copy buttons, times as "3 min ago", and live parts
+// ([data-live] with an id) that refresh themselves from the same URL every data-refresh-ms while
+// the tab is visible, replaced only when the server's HTML for them changed, announcing phase
 // changes to screen readers.
 (function () {
   'use strict';
@@ -28,6 +29,25 @@
     }
   });
 
+  function relative(ms) {
+    var abs = Math.abs(ms);
+    if (abs < 1000) return 'just now';
+    var n, unit;
+    if (abs < 45000) { n = Math.round(abs / 1000); unit = 's'; }
+    else if (abs < 2700000) { n = Math.round(abs / 60000); unit = 'min'; }
+    else if (abs < 129600000) { n = Math.round(abs / 3600000); unit = 'h'; }
+    else { n = Math.round(abs / 86400000); unit = 'd'; }
+    return ms < 0 ? n + ' ' + unit + ' ago' : 'in ' + n + ' ' + unit;
+  }
+  function relativeTimes(root) {
+    root.querySelectorAll('time[datetime][data-relative]').forEach(function (el) {
+      var t = Date.parse(el.getAttribute('datetime'));
+      if (!isNaN(t)) el.textContent = relative(t - Date.now());
+    });
+  }
+  relativeTimes(document);
+  window.setInterval(function () { relativeTimes(document); }, 15000);
+
   function phases(root) {
     var out = {};
     root.querySelectorAll('[data-fn] [data-phase], #summary [data-phase]').forEach(function (el) {
@@ -42,19 +62,27 @@
   var interval = Number(body.getAttribute('data-refresh-ms'));
   if (!interval || !window.fetch || !window.DOMParser) return;
   var timer;
+  var etag = null;
+  // The server's HTML of each live part as last seen, so times made relative here are no change.
+  var served = {};
+  document.querySelectorAll('[data-live][id]').forEach(function (el) { served[el.id] = el.innerHTML; });
   function schedule(ms) {
     window.clearTimeout(timer);
     timer = window.setTimeout(refresh, ms);
   }
   function refresh() {
     if (document.hidden) return schedule(interval);
-    window.fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin', cache: 'no-store' })
+    var headers = { accept: 'text/html' };
+    if (etag) headers['if-none-match'] = etag;
+    window.fetch(window.location.href, { headers: headers, credentials: 'same-origin', cache: 'no-store' })
       .then(function (res) {
         if (res.status === 401) {
           announce('Your session has ended: reload the page to log in again');
           return null;
         }
-        return res.ok ? res.text() : '';
+        if (res.status === 304 || !res.ok) return '';
+        etag = res.headers.get('etag');
+        return res.text();
       })
       .then(function (html) {
         if (html === null) return;
@@ -67,11 +95,13 @@
     var before = phases(document);
     next.querySelectorAll('[data-live][id]').forEach(function (fresh) {
       var current = document.getElementById(fresh.id);
-      if (!current || current.innerHTML === fresh.innerHTML) return;
+      if (!current || served[fresh.id] === fresh.innerHTML) return;
+      served[fresh.id] = fresh.innerHTML;
       // Keep the keyboard where it was: a focused control inside is found again by its name.
       var focused = current.contains(document.activeElement) ? document.activeElement : null;
       var key = focused && (focused.getAttribute('aria-label') || focused.id);
       current.innerHTML = fresh.innerHTML;
+      relativeTimes(current);
       if (key) {
         var again = Array.prototype.find.call(current.querySelectorAll('a, button, [tabindex]'), function (el) {
           return (el.getAttribute('aria-label') || el.id) === key;
