@@ -74,7 +74,7 @@ export function decideCommitStatuses(input: CommitStatusInput): CommitStatus[] {
     const what = pending.length === 1 ? `${pending[0]?.name}: ${messageOf(pending[0]!.state)}` : `${pending.length} of ${fns.length} functions building or rolling out`;
     out.push(status(REPOSITORY_CONTEXT, 'pending', what, link()));
   } else {
-    out.push(status(REPOSITORY_CONTEXT, 'success', `${fns.length} function${fns.length === 1 ? '' : 's'} serve ${rev}`, link()));
+    out.push(status(REPOSITORY_CONTEXT, 'success', `${fns.length} function${fns.length === 1 ? ' serves' : 's serve'} ${rev}`, link()));
   }
 
   for (const f of failed) out.push(status(functionContext(f.name), 'failure', messageOf(f.state), link(f.name)));

@@ -35,6 +35,8 @@ export async function startDevProcess(opts: {
   dataDir?: string;
   pollInterval?: string;
   extraArgs?: readonly string[];
+  /** Extra environment for the dev process (e.g. SLESS_COMMIT_STATUS_TOKEN). */
+  env?: Readonly<Record<string, string>>;
 }): Promise<DevProcess> {
   const ownDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'sless-dev-e2e-')));
@@ -58,6 +60,7 @@ export async function startDevProcess(opts: {
   ];
   const env: Record<string, string | undefined> = { ...process.env, SLESS_JWT_SECRET: jwtSecret };
   for (const k of Object.keys(env)) if (k.startsWith('SLESS_TEST_')) delete env[k];
+  Object.assign(env, opts.env ?? {});
   const child: ChildProcess = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const waiters = new Set<() => void>();
