@@ -16,7 +16,14 @@ import { namespaceForSubject } from './namespace-for-subject.ts';
 export type AuthKeySource =
   | { readonly kind: 'hs256'; readonly secret: string }
   | { readonly kind: 'public-key'; readonly pem: string }
-  | { readonly kind: 'jwks'; readonly url: string; readonly cooldownMs?: number; readonly cacheMaxAgeMs?: number }
+  | {
+      readonly kind: 'jwks';
+      readonly url: string;
+      readonly cooldownMs?: number;
+      readonly cacheMaxAgeMs?: number;
+      /** Accepted signature algorithms; default JWKS_DEFAULT_ALGORITHMS. A key of the set alone never decides. */
+      readonly algorithms?: readonly string[];
+    }
   | { readonly kind: 'insecure' };
 
 export interface AuthOptions {
@@ -76,6 +83,12 @@ const ASYMMETRIC_ALGS: Record<string, string[]> = {
   ed25519: ['EdDSA', 'Ed25519'],
 };
 
+/** What a JWKS-verified token may be signed with unless SLESS_JWT_ALGORITHMS says otherwise. */
+export const JWKS_DEFAULT_ALGORITHMS = ['RS256', 'ES256'] as const;
+
+/** Every algorithm SLESS_JWT_ALGORITHMS may name (asymmetric only: a JWKS holds public keys). */
+export const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
 export function createTokenVerifier(options: AuthOptions): TokenVerifier {
   const adminClaim = options.adminClaim ?? 'sless_admin';
   if (options.key.kind === 'hs256' && Buffer.byteLength(options.key.secret) < MIN_HS256_SECRET_BYTES) {
@@ -125,7 +138,9 @@ function makeVerify(key: AuthKeySource, common: JWTVerifyOptions): (token: strin
         cooldownDuration: key.cooldownMs ?? 30_000,
         cacheMaxAge: key.cacheMaxAgeMs ?? 600_000,
       });
-      return async (token) => (await jwtVerify(token, jwks, common)).payload;
+      // Pinned: whoever controls a key in the set must not pick the algorithm too.
+      const algorithms = [...(key.algorithms ?? JWKS_DEFAULT_ALGORITHMS)];
+      return async (token) => (await jwtVerify(token, jwks, { ...common, algorithms })).payload;
     }
     case 'insecure':
       return (token) => Promise.resolve(decodeInsecure(token, common));

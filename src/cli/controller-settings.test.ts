@@ -76,6 +76,18 @@ describe('sless controller settings', () => {
     assert.equal(s.buildToolsImage, 'reg.example/tools:1');
   });
 
+  it('with a JWKS: issuer and audience required unless waived, algorithms pinned (default RS256, ES256)', () => {
+    const jwks = { ...base, SLESS_JWT_SECRET: undefined, SLESS_JWKS_URL: 'https://idp.example/jwks' };
+    assert.throws(() => loadControllerConfig([], jwks), /SLESS_JWT_ISSUER and SLESS_JWT_AUDIENCE are not both set/);
+    assert.throws(() => loadControllerConfig([], { ...jwks, SLESS_JWT_ISSUER: 'https://idp.example/' }), /not both set/);
+    const both = loadControllerConfig([], { ...jwks, SLESS_JWT_ISSUER: 'https://idp.example/', SLESS_JWT_AUDIENCE: 'sless' });
+    assert.equal(both.jwtAlgorithms, undefined, 'the verifier pins its default');
+    assert.equal(loadControllerConfig([], { ...jwks, SLESS_JWT_ANY_ISSUER_AUDIENCE: '1' }).jwtAnyIssuerAudience, true);
+    assert.deepEqual(loadControllerConfig([], { ...jwks, SLESS_JWT_ANY_ISSUER_AUDIENCE: '1', SLESS_JWT_ALGORITHMS: 'ES256, EdDSA' }).jwtAlgorithms, ['ES256', 'EdDSA']);
+    assert.throws(() => loadControllerConfig([], { ...jwks, SLESS_JWT_ANY_ISSUER_AUDIENCE: '1', SLESS_JWT_ALGORITHMS: 'HS256' }), /SLESS_JWT_ALGORITHMS/);
+    assert.throws(() => loadControllerConfig([], { ...jwks, SLESS_JWT_ANY_ISSUER_AUDIENCE: '1', SLESS_JWT_ALGORITHMS: 'none' }), /SLESS_JWT_ALGORITHMS/);
+  });
+
   it('names the setting when a value is wrong', () => {
     assert.throws(() => loadControllerConfig([], { ...base, SLESS_BUILD_MEMORY: 'lots' }), /SLESS_BUILD_MEMORY.*Kubernetes quantity/);
     assert.throws(() => loadControllerConfig([], { ...base, SLESS_MIN_INTERVAL: '1 second' }), /SLESS_MIN_INTERVAL/);

@@ -55,7 +55,7 @@ interface Logs {
 
 function authOf(config: ControllerConfig): AuthOptions {
   const common = { issuer: config.jwtIssuer, audience: config.jwtAudience, adminClaim: config.adminClaim, allowNoExp: config.jwtAllowNoExp };
-  if (config.jwksUrl) return { ...common, key: { kind: 'jwks', url: config.jwksUrl } };
+  if (config.jwksUrl) return { ...common, key: { kind: 'jwks', url: config.jwksUrl, ...(config.jwtAlgorithms ? { algorithms: config.jwtAlgorithms } : {}) } };
   if (config.jwtPublicKey) return { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } };
   if (config.jwtSecret) return { ...common, key: { kind: 'hs256', secret: config.jwtSecret } };
   return { ...common, key: { kind: 'insecure' } };

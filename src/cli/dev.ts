@@ -56,7 +56,7 @@ async function openLogs(config: DevConfig, registry: Registry, logger: Logger): 
 /** How /v1 tokens are checked; generates an HS256 secret when none of the ways is configured. */
 function authOf(config: DevConfig): { auth: AuthOptions; signingSecret?: string } {
   const common = { issuer: config.jwtIssuer, audience: config.jwtAudience, adminClaim: config.adminClaim, allowNoExp: config.jwtAllowNoExp };
-  if (config.jwksUrl) return { auth: { ...common, key: { kind: 'jwks', url: config.jwksUrl } } };
+  if (config.jwksUrl) return { auth: { ...common, key: { kind: 'jwks', url: config.jwksUrl, ...(config.jwtAlgorithms ? { algorithms: config.jwtAlgorithms } : {}) } } };
   if (config.jwtPublicKey) return { auth: { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } } };
   if (config.authInsecure) return { auth: { ...common, key: { kind: 'insecure' } } };
   const secret = config.jwtSecret ?? randomBytes(32).toString('base64url');

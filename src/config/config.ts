@@ -2,7 +2,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
+import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
+
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
@@ -30,6 +31,21 @@ const common = {
   jwtIssuer: { env: 'SLESS_JWT_ISSUER', schema: optionalString, describe: 'required token issuer' },
   jwtAudience: { env: 'SLESS_JWT_AUDIENCE', schema: optionalString, describe: 'required token audience' },
   adminClaim: { env: 'SLESS_ADMIN_CLAIM', schema: z.string().min(1), default: 'sless_admin', describe: 'claim that grants every namespace' },
+  jwtAlgorithms: {
+    env: 'SLESS_JWT_ALGORITHMS',
+    schema: z
+      .string()
+      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+      .pipe(z.array(z.enum(JWKS_ALGORITHMS)).min(1))
+      .optional(),
+    describe: `signature algorithms JWKS tokens may use, comma-separated (default ${JWKS_DEFAULT_ALGORITHMS.join(',')})`,
+  },
+  jwtAnyIssuerAudience: {
+    env: 'SLESS_JWT_ANY_ISSUER_AUDIENCE',
+    schema: flag,
+    default: false,
+    describe: 'accept JWKS tokens without checking issuer and audience (sless controller requires both otherwise)',
+  },
   authInsecure: { env: 'SLESS_AUTH_INSECURE', schema: flag, default: false, describe: 'accept unsigned tokens' },
   databaseUrl: { flag: 'database-url', env: 'DATABASE_URL', schema: optionalString, describe: 'PostgreSQL URL for invocation and build logs' },
   invocationRetentionDays: {
@@ -121,6 +137,13 @@ function assertAuthConsistent(s: { jwtSecret?: string; jwksUrl?: string; jwtPubl
 export function loadControllerConfig(argv: readonly string[], env: Env = process.env) {
   const { settings } = resolveSettings(controllerSpecs, argv, env);
   assertAuthConsistent(settings);
+  if (settings.jwksUrl && !(settings.jwtIssuer && settings.jwtAudience) && !settings.jwtAnyIssuerAudience) {
+    // A JWKS usually belongs to an identity provider that signs tokens for many applications.
+    throw new ConfigError(
+      'SLESS_JWKS_URL is set but SLESS_JWT_ISSUER and SLESS_JWT_AUDIENCE are not both set: any token the identity provider signs for another application would pass; ' +
+        'set both (or SLESS_JWT_ANY_ISSUER_AUDIENCE=1 to accept that)',
+    );
+  }
   if (!settings.jwtSecret && !settings.jwksUrl && !settings.jwtPublicKey && !settings.authInsecure) {
     throw new ConfigError(
       'no way to verify /v1 tokens: set SLESS_JWT_SECRET, SLESS_JWKS_URL or SLESS_JWT_PUBLIC_KEY (or SLESS_AUTH_INSECURE=1 to accept unsigned tokens)',

@@ -153,6 +153,22 @@ describe('a JWKS served on loopback', async () => {
     assert.equal(fetches, before + 1);
   });
 
+  it('accepts only the pinned algorithms, even when the set serves a key for another one', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    served = [...served, { ...(await exportJWK(publicKey)), kid: 'ec1', alg: 'ES256', use: 'sig' }];
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'ec1' }).setSubject(SUBJECT).setExpirationTime('5m').sign(privateKey);
+    const pinned = await testApp({}, { key: { kind: 'jwks', url: `${jwks.url}/.well-known/jwks.json`, cooldownMs: 0, algorithms: ['RS256'] } });
+    try {
+      const res = await pinned.app.inject({ url: list(NS), headers: bearer(token) });
+      assert.equal(res.statusCode, 401);
+      assert.match(res.json().error, /algorithm this server does not accept/);
+    } finally {
+      await pinned.app.close();
+    }
+    // The default pin (RS256, ES256) takes it.
+    assert.equal((await app.inject({ url: list(NS), headers: bearer(token) })).statusCode, 200);
+  });
+
   it('refuses a token whose kid is in no served key', async () => {
     const stranger = await addKey('k3');
     const res = await app.inject({ url: list(NS), headers: bearer(await sign(stranger)) });
