@@ -77,7 +77,7 @@ export interface Kit {
   dispose(): Promise<void>;
 }
 
-export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promise<Kit> {
+export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overrides: Partial<ControllerSettings> = {}): Promise<Kit> {
   const kc = testKubeConfig();
   const namespaces: TestNamespace[] = [await freshNamespace(kc, prefix), await freshNamespace(kc, `${prefix}-builds`)];
   const [ns, buildNs] = namespaces.map((n) => n.name) as [string, string];
@@ -104,7 +104,8 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promi
     cacheDir,
     resyncMs: 60_000,
     // The git server of the tests listens on loopback, which the controller refuses unless allowed.
-    git: { allowedHosts: ['127.0.0.1'] },
+    git: { allowedHosts: [new URL(repo.url).host] },
+    ...overrides,
   };
   const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
     try {
@@ -181,6 +182,16 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3()): Promi
           .patchNamespacedCustomObject(
             { group: GROUP, version: VERSION, namespace: ns, plural: 'functions', name: f.metadata?.name ?? '', body: [{ op: 'remove', path: '/metadata/finalizers' }] },
           )
+          .catch(() => undefined);
+      }
+      // So do FunctionRepositories with prune: false.
+      const repos = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'functionrepositories' }).catch(() => ({ items: [] }))) as {
+        items: RepositoryResource[];
+      };
+      for (const r of repos.items) {
+        if (!r.metadata?.finalizers?.length) continue;
+        await custom
+          .patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'functionrepositories', name: r.metadata.name ?? '', body: [{ op: 'remove', path: '/metadata/finalizers' }] })
           .catch(() => undefined);
       }
       for (const n of namespaces) await n.cleanup();

@@ -48,7 +48,7 @@ describe('kube controller: sync safety', () => {
     });
   });
 
-  it('syncs a private repository with the token from spec.secretRef; a missing Secret or a wrong token stalls with a clear reason', async () => {
+  it('syncs a private repository with the token from spec.secretRef; a missing Secret, one not made for sless (type) or a wrong token stalls with a clear reason', async () => {
     const repo = await createRepo(sharedGitServer(), 'private', { auth: { token: 's3cr3t-token' } });
     const clone = await WorkClone.create(repo);
     await clone.write(nodeFunction('private-fn'));
@@ -60,14 +60,27 @@ describe('kube controller: sync safety', () => {
       assert.equal(conditionOf(r, 'Stalled')?.reason, 'SecretNotFound', JSON.stringify(r.status?.conditions));
       assert.match(conditionOf(r)?.message ?? '', /Secret .*\/git-creds .* does not exist/);
     });
-    await core(kit.kc).createNamespacedSecret({ namespace: kit.ns, body: { metadata: { name: 'git-creds' }, stringData: { token: 'bad-token-9f3e1' } } });
+    // A Secret made for something else (type Opaque) is never sent to the git server, right token or not.
+    await core(kit.kc).createNamespacedSecret({ namespace: kit.ns, body: { metadata: { name: 'git-creds' }, stringData: { token: 's3cr3t-token' } } });
+    await kit.controller!.requestSync(kit.ns, 'private');
+    await eventually(async () => {
+      const r = await kit.getRepository('private');
+      assert.equal(conditionOf(r, 'Stalled')?.reason, 'SecretNotMarked', JSON.stringify(r.status?.conditions));
+      assert.match(conditionOf(r)?.message ?? '', /has type Opaque, not sless\.kube5s\.ru\/git-credentials/);
+    });
+    assert.equal(await kit.getFunction('private-fn'), undefined);
+    await core(kit.kc).deleteNamespacedSecret({ namespace: kit.ns, name: 'git-creds' });
+    await core(kit.kc).createNamespacedSecret({
+      namespace: kit.ns,
+      body: { metadata: { name: 'git-creds' }, type: 'sless.kube5s.ru/git-credentials', stringData: { token: 'bad-token-9f3e1' } },
+    });
     await kit.controller!.requestSync(kit.ns, 'private');
     await eventually(async () => {
       const r = await kit.getRepository('private');
       assert.equal(conditionOf(r, 'Stalled')?.reason, 'GitAuthFailed', JSON.stringify(r.status?.conditions));
       assert.doesNotMatch(JSON.stringify(r.status), /bad-token-9f3e1/, 'credentials never reach the status');
     });
-    await core(kit.kc).replaceNamespacedSecret({ namespace: kit.ns, name: 'git-creds', body: { metadata: { name: 'git-creds' }, stringData: { token: 's3cr3t-token' } } });
+    await core(kit.kc).replaceNamespacedSecret({ namespace: kit.ns, name: 'git-creds', body: { metadata: { name: 'git-creds' }, type: 'sless.kube5s.ru/git-credentials', stringData: { token: 's3cr3t-token' } } });
     await kit.controller!.requestSync(kit.ns, 'private');
     await eventually(async () => {
       assert.ok(await kit.getFunction('private-fn'));

@@ -4,7 +4,7 @@ import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-no
 import { REPOSITORY_DEFAULTS } from '../../manifest/defaults.ts';
 import { PlatformError, type RepositoryInput, type RepositoryRecord, type WebhookTarget } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
-import { ANNOTATIONS, API_VERSION } from './objects/meta.ts';
+import { ANNOTATIONS, API_VERSION, GIT_CREDENTIALS_SECRET_TYPE } from './objects/meta.ts';
 import type { RepositoryResource } from './objects/resources.ts';
 import { CRD_DEFAULTS, repositoryRecord } from './records.ts';
 import { API_LABELS, mergePatch, namespaceMissing, ownedBy, type SlessObjects } from './sless-objects.ts';
@@ -71,7 +71,8 @@ export class KubeRepositories {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name, namespace, labels: { ...API_LABELS } },
-      type: 'Opaque',
+      // The only Secrets a repository sync sends to a git server (see GIT_CREDENTIALS_SECRET_TYPE).
+      type: GIT_CREDENTIALS_SECRET_TYPE,
       stringData: data,
     };
     try {
@@ -79,9 +80,11 @@ export class KubeRepositories {
     } catch (err) {
       if (apiStatusCode(err) === 404) throw namespaceMissing(namespace, err);
       if (apiStatusCode(err) !== 409) throw toPlatformError(err, `Secret ${namespace}/${name}`);
-      // Left over from an earlier repository of that name (checked absent above): replace it.
+      // Left over from an earlier repository of that name (checked absent above): replace it (delete
+      // and create, since a Secret's type cannot change).
       try {
-        await this.core.replaceNamespacedSecret({ name, namespace, body });
+        await this.core.deleteNamespacedSecret({ name, namespace });
+        await this.core.createNamespacedSecret({ namespace, body });
       } catch (replaceErr) {
         throw toPlatformError(replaceErr, `Secret ${namespace}/${name}`);
       }
@@ -91,7 +94,10 @@ export class KubeRepositories {
   async delete(namespace: string, name: string): Promise<void> {
     const what = `repository ${namespace}/${name}`;
     const repo = await this.objects.get<RepositoryResource>('FunctionRepository', namespace, name, what);
-    await this.objects.remove('FunctionRepository', namespace, name, what);
+    // prune: false keeps what the repository generated (the controller's finalizer also drops their
+    // repository label, so /v1 manages them afterwards); the Orphan policy covers a repository that
+    // the controller has not finalized yet.
+    await this.objects.remove('FunctionRepository', namespace, name, what, repo.spec?.prune === false ? 'Orphan' : 'Background');
     // The garbage collector would remove it too; doing it now means the credentials do not outlive the repository.
     const secretName = repo.spec?.secretRef?.name;
     if (secretName === credentialsSecretName(name)) {
@@ -117,6 +123,8 @@ export class KubeRepositories {
     if (!secretName) return { branch };
     try {
       const secret = await this.core.readNamespacedSecret({ name: secretName, namespace });
+      // Only a Secret made for sless holds a webhook secret (the same rule as the sync's credentials).
+      if (secret.type !== GIT_CREDENTIALS_SECRET_TYPE) return undefined;
       const encoded = secret.data?.webhookSecret;
       const secretValue = encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
       return secretValue ? { branch, secret: secretValue } : { branch };

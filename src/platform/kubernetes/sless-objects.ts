@@ -80,7 +80,8 @@ export class SlessObjects {
     return (await this.custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body })) as T;
   }
 
-  async remove(kind: SlessKind, namespace: string, name: string, what: string): Promise<void> {
+  /** Deletes; `Orphan` leaves what the object owns in place (ownerReferences removed by the garbage collector). */
+  async remove(kind: SlessKind, namespace: string, name: string, what: string, propagationPolicy: 'Background' | 'Orphan' = 'Background'): Promise<void> {
     try {
       await this.custom.deleteNamespacedCustomObject({
         group: GROUP,
@@ -88,7 +89,7 @@ export class SlessObjects {
         namespace,
         plural: KINDS[kind].plural,
         name,
-        propagationPolicy: 'Background',
+        propagationPolicy,
       });
     } catch (err) {
       throw toPlatformError(err, what);

@@ -19,7 +19,7 @@ import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
 import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
-import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
+import { ANNOTATIONS, FINALIZER, GIT_CREDENTIALS_SECRET_TYPE, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
@@ -81,13 +81,19 @@ export class RepositoryReconciler {
     const { namespace, name } = splitKey(key);
     const repo = ctx.caches.repositories.get(name, namespace);
     if (!repo || repo.metadata?.deletionTimestamp) {
-      // Owned objects go with it through their ownerReferences (garbage collector).
+      // With prune on, owned objects go with it through their ownerReferences (garbage collector);
+      // with prune off, finalize() orphans them first.
       await this.sources.get(key)?.source.close();
       this.sources.delete(key);
+      if (repo) await this.finalize(repo);
       return;
     }
     const spec = repo.spec;
     if (!spec) return;
+    if (spec.prune === false && !repo.metadata?.finalizers?.includes(FINALIZER)) {
+      // Deleting the repository must not take its objects with it: the finalizer gives finalize() the chance.
+      await ctx.kube.mergePatch(repo, { metadata: { finalizers: [...(repo.metadata?.finalizers ?? []), FINALIZER] } });
+    }
     const webhookPath = `/hooks/${namespace}/${name}`;
     const requestedAt = repo.metadata?.annotations?.[ANNOTATIONS.requestedAt];
     const base = { webhookPath, ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}) };
@@ -299,6 +305,36 @@ export class RepositoryReconciler {
     }
   }
 
+  /**
+   * A repository being deleted: with `prune: false` its Functions, Triggers and FunctionJobs stay, as
+   * objects of their own (no ownerReference to it, no repository label: /v1 then manages them), before
+   * the finalizer goes and the garbage collector would see them.
+   */
+  private async finalize(repo: RepositoryResource): Promise<void> {
+    const ctx = this.ctx;
+    if (!repo.metadata?.finalizers?.includes(FINALIZER)) return;
+    const namespace = repo.metadata.namespace ?? '';
+    const name = repo.metadata.name ?? '';
+    const uid = repo.metadata.uid;
+    let orphaned = 0;
+    if (repo.spec?.prune === false) {
+      const owned = [
+        ...ctx.caches.functions.list(namespace),
+        ...ctx.caches.triggers.list(namespace),
+        ...ctx.caches.functionJobs.list(namespace),
+      ].filter((o) => ownedByRepository(o, name) || o.metadata?.ownerReferences?.some((r) => r.uid === uid));
+      for (const obj of owned) {
+        const refs = (obj.metadata?.ownerReferences ?? []).filter((r) => r.uid !== uid);
+        await ctx.kube.mergePatch(obj, { metadata: { ownerReferences: refs.length ? refs : null, labels: { [LABELS.repository]: null } } });
+        orphaned++;
+      }
+    }
+    await ctx.kube.mergePatch(repo, {
+      metadata: { finalizers: repo.metadata.finalizers.filter((f) => f !== FINALIZER), resourceVersion: repo.metadata.resourceVersion },
+    });
+    if (orphaned > 0) record(ctx, repo, 'Normal', 'Orphaned', `prune is off: kept ${orphaned} object(s) this repository generated; they are no longer managed by git`);
+  }
+
   private async sourceFor(repo: RepositoryResource, key: string): Promise<SyncState> {
     const ctx = this.ctx;
     const spec = repo.spec!;
@@ -328,8 +364,22 @@ export class RepositoryReconciler {
     const secretName = repo.spec?.secretRef?.name;
     if (!secretName) return undefined;
     const namespace = repo.metadata?.namespace ?? '';
-    const data = await this.ctx.kube.readSecret(namespace, secretName);
-    if (!data) throw new TerminalError('SecretNotFound', `Secret ${namespace}/${secretName} (spec.secretRef) does not exist; create it with username+password or token`);
+    const secret = await this.ctx.kube.readSecret(namespace, secretName);
+    if (!secret) {
+      throw new TerminalError(
+        'SecretNotFound',
+        `Secret ${namespace}/${secretName} (spec.secretRef) does not exist; create it with type ${GIT_CREDENTIALS_SECRET_TYPE} and username+password or token`,
+      );
+    }
+    if (secret.type !== GIT_CREDENTIALS_SECRET_TYPE) {
+      // Its values would go as Basic auth to whatever spec.url names: only Secrets made for sless qualify.
+      throw new TerminalError(
+        'SecretNotMarked',
+        `Secret ${namespace}/${secretName} (spec.secretRef) has type ${secret.type}, not ${GIT_CREDENTIALS_SECRET_TYPE}: sless sends only Secrets made for it ` +
+          `to a git server; recreate it with that type (kubectl create secret generic ${secretName} --type=${GIT_CREDENTIALS_SECRET_TYPE} --from-literal=token=...)`,
+      );
+    }
+    const data = secret.data;
     if (data.token) return { token: data.token };
     if (data.username !== undefined && data.password !== undefined) return { username: data.username, password: data.password };
     return undefined; // only a webhookSecret: the repository is public

@@ -146,15 +146,15 @@ export class KubeClient {
     }
   }
 
-  /** A Secret's data, decoded; undefined when it does not exist. */
-  async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+  /** A Secret's type and data, decoded; undefined when it does not exist. */
+  async readSecret(namespace: string, name: string): Promise<{ type: string; data: Record<string, string> } | undefined> {
     this.note('readSecret');
     try {
       const secret = await this.core.readNamespacedSecret({ name, namespace });
       const data: Record<string, string> = {};
       for (const [k, v] of Object.entries(secret.data ?? {})) data[k] = Buffer.from(v, 'base64').toString('utf8');
       for (const [k, v] of Object.entries(secret.stringData ?? {})) data[k] = v;
-      return data;
+      return { type: secret.type ?? 'Opaque', data };
     } catch (err) {
       if (isStatus(err, 404)) return undefined;
       throw new Error(`read Secret ${namespace}/${name} failed: ${apiMessage(err)}`, { cause: err });
