@@ -104,8 +104,8 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     cacheDir,
     resyncMs: 60_000,
     // The git server of the tests listens on loopback, which the controller refuses unless allowed.
-    git: { allowedHosts: [new URL(repo.url).host] },
     ...overrides,
+    git: { allowedHosts: [new URL(repo.url).host], ...overrides.git },
   };
   const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
     try {
