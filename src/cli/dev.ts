@@ -17,6 +17,7 @@ import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform } from '../platform/local/local-platform.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';
 import { streamLogger, type Logger } from '../platform/local/logger.ts';
+import { lockDataDir, type DataDirLock } from '../platform/local/data-dir-lock.ts';
 import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { openPgStore } from '../store/pg-store.ts';
@@ -98,6 +99,17 @@ function commitStatusOf(config: DevConfig, logger: Logger, publicUrl: () => stri
 export async function startDev(config: DevConfig, io: CommandIo): Promise<DevServer> {
   const logger = streamLogger((line) => io.stdout.write(line));
   const dataDir = path.resolve(config.dataDir);
+  // Before anything reads or writes the data dir: one sless dev per data dir.
+  const lock = await lockDataDir(dataDir);
+  try {
+    return await startLocked(config, io, logger, dataDir, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dataDir: string, lock: DataDirLock): Promise<DevServer> {
   const webhookSecret = config.webhookSecret ?? randomBytes(24).toString('base64url');
   const { auth, signingSecret } = authOf(config);
   const repository = await openRepository({
@@ -189,6 +201,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
         await platform.close();
         await commitStatus?.poster.close();
         await logs.close?.();
+        lock.release();
       })();
       return closing;
     },
@@ -197,10 +210,13 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const config = loadDevConfig(argv, process.env);
+  // Listen for the stop at once: a SIGTERM while starting must stop what started, not be lost.
+  const stop = stopRequest(config.exitWithParent);
   let dev: DevServer;
   try {
     dev = await startDev(config, io);
   } catch (err) {
+    stop.dispose();
     // Startup problems a user fixes (port taken, no such folder, database down): a message, not a stack.
     io.stderr.write(`sless dev: ${(err as Error).message}\n`);
     return 1;
@@ -213,11 +229,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     if (fns.length === 0) return;
     io.stdout.write(`\n${fns.map((f) => `  ${f.name.padEnd(24)} ${f.phase.padEnd(8)} ${f.url ?? ''}`).join('\n')}\n\n`);
   });
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
-  io.stdout.write(`\n${signal}: stopping every function process...\n`);
+  const why = await stop.requested;
+  stop.dispose();
+  io.stdout.write(`\n${why}: stopping every function process...\n`);
   const force = () => {
     dev.platform.killAllNow();
     process.exit(130);
@@ -226,5 +240,33 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   await dev.close();
   process.off('exit', lastResort);
   io.stdout.write('sless dev stopped\n');
+  // Everything is stopped; a handle some library leaked must not keep the process (and its port) alive.
+  setTimeout(() => process.exit(0), 2000).unref();
   return 0;
+}
+
+/**
+ * Resolves on SIGINT/SIGTERM, or (with `exitWithParent`) when the parent process is gone: npm does
+ * not pass SIGTERM on to a script's own children, so `npm start` sets --exit-with-parent.
+ */
+function stopRequest(exitWithParent: boolean): { requested: Promise<string>; dispose(): void } {
+  let resolve!: (why: string) => void;
+  const requested = new Promise<string>((r) => (resolve = r));
+  const onInt = () => resolve('SIGINT');
+  const onTerm = () => resolve('SIGTERM');
+  process.once('SIGINT', onInt).once('SIGTERM', onTerm);
+  const parent = process.ppid;
+  const watch = exitWithParent
+    ? setInterval(() => {
+        if (process.ppid !== parent) resolve(`the parent process (pid ${parent}) exited`);
+      }, 250)
+    : undefined;
+  watch?.unref();
+  return {
+    requested,
+    dispose() {
+      process.off('SIGINT', onInt).off('SIGTERM', onTerm);
+      clearInterval(watch);
+    },
+  };
 }

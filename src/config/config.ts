@@ -111,6 +111,14 @@ const devSpecs = {
   repoName: { flag: 'repo-name', env: 'SLESS_REPO_NAME', schema: dnsLabel, default: 'local', describe: 'repository name in /hooks/<namespace>/<repo-name>' },
   webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: generated and printed)' },
   pollInterval: { flag: 'poll-interval', env: 'SLESS_POLL_INTERVAL', schema: duration, default: 10_000, describe: 'how often to poll the repository' },
+  exitWithParent: {
+    flag: 'exit-with-parent',
+    env: 'SLESS_EXIT_WITH_PARENT',
+    schema: flag,
+    default: false,
+    boolean: true,
+    describe: 'stop when the parent process exits (npm start sets it)',
+  },
   host: { flag: 'host', env: 'SLESS_HOST', schema: z.string().min(1), default: '127.0.0.1', describe: 'address to listen on' },
   commitStatus: { flag: 'commit-status', env: 'SLESS_COMMIT_STATUS', schema: flag, default: false, boolean: true, describe: 'set a commit status on each synced revision (needs a git URL --repo)' },
   commitStatusProvider: {

@@ -73,6 +73,11 @@ export class ChildGroup {
     return this.#live.size;
   }
 
+  /** True once stopping began: nothing is (re)started from then on. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   spawn(spec: CommandSpec, opts: SpawnOptions): GroupChild {
     if (this.#closed) throw new Error(`not starting ${opts.label}: sless dev is shutting down`);
     const [command, args] = SETPRIV

@@ -186,6 +186,11 @@ export class FunctionRunner {
       } catch (err) {
         return fail((err as Error).message);
       }
+      if (this.#opts.children.closed) {
+        // Stopping began while it started: close() did not see it, so it goes here.
+        await proc.stop();
+        return fail('sless dev is shutting down');
+      }
       this.#failures.delete(deployKey);
       this.#live.set(key, { deployKey, buildKey, process: proc });
       this.#retire(current);

@@ -125,3 +125,16 @@ test('a child dies with its parent even when the parent is SIGKILLed (no handler
   await eventually(() => !alive(child));
   await children.stopAll();
 });
+
+test('once the group stops (sless dev is stopping), a process whose child it killed is never restarted', async () => {
+  const children = new ChildGroup();
+  const logger = memoryLogger();
+  const p = new SupervisedProcess({ label: 't/late', command: (port) => serverCommand(port), children, logger, backoff: { baseMs: 20, maxMs: 40 } });
+  await p.start();
+  // What a deploy finishing during shutdown leaves: a process its runner never got to stop.
+  await children.stopAll();
+  await eventually(() => p.state === 'stopped', 3000);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(p.state, 'stopped');
+  assert.ok(!logger.lines.some((l) => /restarting in/.test(l)), logger.lines.join('\n'));
+});

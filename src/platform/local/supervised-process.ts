@@ -97,11 +97,14 @@ export class SupervisedProcess {
   }
 
   #scheduleRestart(): void {
+    // Stopping began (the group refuses new children): a crash or a kill now is the end, not a restart.
+    if (this.#opts.children.closed) this.#state = 'stopped';
     if (this.#state === 'stopped') return;
     this.#state = 'restarting';
     const delay = backoffDelay(this.#restarts++, this.#opts.backoff ?? DEFAULT_BACKOFF);
     this.#opts.logger.warn(`${this.#opts.label} ${this.#lastError}; restarting in ${delay} ms (restart ${this.#restarts})`);
     this.#restartTimer = setTimeout(() => {
+      if (this.#opts.children.closed) this.#state = 'stopped';
       if (this.#state === 'stopped') return;
       this.#launch().then(
         () => this.#opts.logger.info(`${this.#opts.label} restarted (pid ${this.#child?.pid})`),
