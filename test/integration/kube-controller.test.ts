@@ -43,7 +43,7 @@ describe('kube controller: push → build → deploy', () => {
     assert.match(dest, new RegExp(`^registry\\.test:5000/sless/${kit.ns}-hello:[0-9a-f]{40}$`));
     const cacheRepo = `registry.test:5000/sless/${kit.ns}-hello/cache`;
     const contextUrl = fetchStep?.args?.[2] ?? '';
-    assert.deepEqual(fetchStep?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers']);
+    assert.deepEqual(fetchStep?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers']);
     assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:1');
     assert.equal(kaniko?.image, 'martizih/kaniko:v1.28.3');
     assert.deepEqual(kaniko?.args, [
@@ -54,10 +54,10 @@ describe('kube controller: push → build → deploy', () => {
       '--snapshot-mode=redo',
       '--use-new-run',
       '--cache=true',
-      '--cache-repo=oci:/cache/layers',
+      '--cache-repo=oci:/cache/kaniko/layers',
     ]);
     assert.equal(kaniko?.env, undefined, 'kaniko gets no S3 settings or keys');
-    assert.deepEqual(push?.args, ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers']);
+    assert.deepEqual(push?.args, ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers']);
     assert.equal(pod?.automountServiceAccountToken, false);
     assert.deepEqual(pod?.volumes?.map((v) => v.secret?.secretName ?? v.name), ['workspace', 'cache', 'out', 'sless-registry']);
     assert.equal(job.spec?.ttlSecondsAfterFinished, 3600);

@@ -32,8 +32,8 @@ export const BUILD_CONTAINERS = { fetch: 'fetch', kaniko: 'kaniko', push: 'push'
 export const BUILD_PATHS = {
   workspace: '/workspace',
   context: '/workspace/context.tar.gz',
-  /** kaniko's OCI-layout cache: one layout per key at `<layers>:<key>`, in a folder only root and the tools user write. */
-  cacheDir: '/cache/layers',
+  /** kaniko's OCI-layout cache: one layout per key at `<layers>:<key>`, in /cache/kaniko, which fetch creates 0755 (uid 65532): kaniko (root) writes there, its install steps (uid 10001) cannot. */
+  cacheDir: '/cache/kaniko/layers',
   out: '/out',
   image: '/out/image.tar',
   dockerConfig: '/docker',

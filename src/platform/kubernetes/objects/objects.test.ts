@@ -73,7 +73,7 @@ describe('build Job', () => {
       {
         name: 'fetch',
         ...tools,
-        args: ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers'],
+        args: ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers'],
         volumeMounts: [
           { name: 'workspace', mountPath: '/workspace' },
           { name: 'cache', mountPath: '/cache' },
@@ -91,7 +91,7 @@ describe('build Job', () => {
           '--snapshot-mode=redo',
           '--use-new-run',
           '--cache=true',
-          '--cache-repo=oci:/cache/layers',
+          '--cache-repo=oci:/cache/kaniko/layers',
         ],
         securityContext: { allowPrivilegeEscalation: false },
         resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } },
@@ -106,7 +106,7 @@ describe('build Job', () => {
       {
         name: 'push',
         ...tools,
-        args: ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/layers'],
+        args: ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers'],
         terminationMessagePolicy: 'File',
         volumeMounts: [
           { name: 'out', mountPath: '/out', readOnly: true },
