@@ -31,7 +31,7 @@ export interface PageSources {
   readonly now: () => number;
 }
 
-export const RECENT_INVOCATIONS = 20;
+export const RECENT_INVOCATIONS = 10;
 export const RECENT_BUILDS = 10;
 
 /** The function, unless the console hides it (then it does not exist here). */

@@ -55,7 +55,9 @@ export interface FunctionRow {
   readonly runtime: string;
   readonly phase: string;
   readonly tone: PhaseTone;
+  /** The platform's message, cut to a line a table can hold; `message` has all of it. */
   readonly reason?: string;
+  readonly message?: string;
   readonly url?: string;
   readonly lastBuilt?: TimeView;
   readonly codeHash?: string;
@@ -79,13 +81,22 @@ export function functionRow(f: FunctionRecord): FunctionRow {
     runtime: f.runtime,
     phase: f.phase,
     tone: phaseTone(f.phase),
-    reason: f.message || undefined,
+    reason: shortReason(f.message),
+    message: f.message || undefined,
     url: f.url,
     lastBuilt: timeView(f.lastBuiltAt),
     codeHash: f.codeHash,
     codeHashShort: shortHash(f.codeHash),
     owner: ownerOf(f.managedBy),
   };
+}
+
+export const REASON_CHARS = 160;
+
+export function shortReason(message: string | undefined): string | undefined {
+  if (!message) return undefined;
+  const flat = message.replace(/\s+/g, ' ').trim();
+  return flat.length > REASON_CHARS ? `${flat.slice(0, REASON_CHARS - 1)}…` : flat;
 }
 
 /** One line per function for curl and scripts: name, runtime, phase, URL, tab-separated ("-" for none). */
