@@ -1,5 +1,6 @@
 // Rules both platforms (and the test MemoryPlatform) apply the same way, so a client sees one behaviour.
 import { checkCron, checkTimezone } from '../manifest/check-cron.ts';
+import { httpTriggerName } from './names.ts';
 import type { TriggerInput } from './types.ts';
 
 /**
@@ -19,4 +20,27 @@ export function triggerInputProblem(input: Pick<TriggerInput, 'name' | 'type' | 
   if (!input.schedule) return `cron trigger ${input.name} needs a schedule, e.g. "0 3 * * *"`;
   const problem = checkCron(input.schedule) ?? (input.timezone ? checkTimezone(input.timezone) : undefined);
   return problem ? `trigger ${input.name}: ${problem}` : undefined;
+}
+
+/** What a function's http_enabled setting (POST/PUT) does to its http triggers. */
+export interface HttpTriggerChanges {
+  /** Triggers whose enabled flag changes to the setting. */
+  readonly set: readonly string[];
+  /** A disabled `<fn>-http` to make, so that "disabled" is visible as a trigger (the function had none). */
+  readonly create?: string;
+}
+
+/**
+ * http_enabled is not stored apart from the triggers (the one rule above decides): left out, nothing
+ * changes; false disables every http trigger of the function, or makes a disabled `<fn>-http` when it
+ * has none; true enables every one.
+ */
+export function httpTriggerChanges(
+  fn: string,
+  httpTriggers: readonly { readonly name: string; readonly enabled: boolean }[],
+  httpEnabled: boolean | undefined,
+): HttpTriggerChanges {
+  if (httpEnabled === undefined) return { set: [] };
+  const set = httpTriggers.filter((t) => t.enabled !== httpEnabled).map((t) => t.name);
+  return !httpEnabled && httpTriggers.length === 0 ? { set, create: httpTriggerName(fn) } : { set };
 }

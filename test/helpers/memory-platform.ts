@@ -17,7 +17,7 @@ import type {
 import { PlatformError } from '../../src/platform/types.ts';
 import { JOB_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../src/manifest/defaults.ts';
 import { functionSettingsOf } from '../../src/platform/records.ts';
-import { triggerInputProblem } from '../../src/platform/rules.ts';
+import { httpTriggerChanges, servesHttp, triggerInputProblem } from '../../src/platform/rules.ts';
 
 const key = (ns: string, name: string) => `${ns}/${name}`;
 
@@ -37,7 +37,7 @@ export class MemoryPlatform implements Platform {
   async resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
     const fn = this.functions.get(key(namespace, name));
     if (!fn) return { kind: 'not-found' };
-    if (!fn.httpEnabled) return { kind: 'disabled' };
+    if (!this.httpEnabledOf(namespace, name)) return { kind: 'disabled' };
     return this.endpoints.get(key(namespace, name)) ?? { kind: 'not-ready', reason: 'no running instance' };
   }
 
@@ -54,10 +54,10 @@ export class MemoryPlatform implements Platform {
   }
 
   async listFunctions(namespace: string): Promise<FunctionRecord[]> {
-    return [...this.functions.values()].filter((f) => f.namespace === namespace);
+    return [...this.functions.values()].filter((f) => f.namespace === namespace).map((f) => this.view(f));
   }
   async getFunction(namespace: string, name: string): Promise<FunctionRecord> {
-    return get(this.functions, namespace, name, 'function');
+    return this.view(get(this.functions, namespace, name, 'function'));
   }
   async createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
     if (this.functions.has(key(namespace, input.name))) {
@@ -65,24 +65,46 @@ export class MemoryPlatform implements Platform {
     }
     const fn = record(namespace, input, 'api');
     this.functions.set(key(namespace, input.name), fn);
-    return fn;
+    this.applyHttpEnabled(namespace, input.name, input.httpEnabled);
+    return this.view(fn);
   }
   async updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
     const old = this.editable(namespace, name);
-    const fn = { ...record(namespace, input, 'api'), phase: old.phase, codeHash: old.codeHash };
+    const fn = { ...old, ...record(namespace, input, 'api'), phase: old.phase, codeHash: old.codeHash };
     this.functions.set(key(namespace, name), fn);
-    return fn;
+    this.applyHttpEnabled(namespace, name, input.httpEnabled);
+    return this.view(fn);
+  }
+
+  /** The one rule (rules.ts): a function serves while it has no http trigger or any enabled one. */
+  private httpEnabledOf(namespace: string, fn: string): boolean {
+    return servesHttp(this.httpTriggersOf(namespace, fn).map((t) => t.enabled));
+  }
+  private httpTriggersOf(namespace: string, fn: string): TriggerRecord[] {
+    return [...this.triggers.values()].filter((t) => t.namespace === namespace && t.type === 'http' && t.functionRef === fn);
+  }
+  private applyHttpEnabled(namespace: string, fn: string, httpEnabled: boolean | undefined): void {
+    const current = this.httpTriggersOf(namespace, fn);
+    const changes = httpTriggerChanges(fn, current, httpEnabled);
+    for (const t of current) if (changes.set.includes(t.name)) this.triggers.set(key(namespace, t.name), { ...t, enabled: !t.enabled, active: !t.enabled });
+    if (changes.create) {
+      this.triggers.set(key(namespace, changes.create), { name: changes.create, namespace, type: 'http', functionRef: fn, enabled: false, active: false, managedBy: 'api' });
+    }
+  }
+  private view(fn: FunctionRecord): FunctionRecord {
+    return { ...fn, httpEnabled: this.httpEnabledOf(fn.namespace, fn.name) };
   }
   async deleteFunction(namespace: string, name: string): Promise<void> {
     this.editable(namespace, name);
     this.functions.delete(key(namespace, name));
+    for (const [k, t] of this.triggers) if (t.namespace === namespace && t.functionRef === name) this.triggers.delete(k);
   }
   async uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
     const old = this.editable(namespace, name);
     this.sources.set(key(namespace, name), [...files]);
     const fn: FunctionRecord = { ...old, phase: 'Building', codeHash: `sha256:${'0'.repeat(63)}${files.length % 10}` };
     this.functions.set(key(namespace, name), fn);
-    return fn;
+    return this.view(fn);
   }
   async getSource(namespace: string, name: string): Promise<CodeFile[]> {
     await this.getFunction(namespace, name);

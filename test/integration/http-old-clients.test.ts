@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { readZip } from '../../src/http/read-zip.ts';
 import { writeZip } from '../../src/http/write-zip.ts';
-import { hs256Token, NS, testApp } from '../helpers/http-test-kit.ts';
+import { hs256Token, NS, testApp, upstream } from '../helpers/http-test-kit.ts';
 
 describe('/v1 for the old clients', async () => {
   const { app, platform } = await testApp();
@@ -140,5 +140,53 @@ describe('/v1 for the old clients', async () => {
     }
     const source = doc.paths['/v1/namespaces/{ns}/functions/{name}/source']?.get?.responses['200']?.content ?? {};
     assert.deepEqual(Object.keys(source).sort(), ['application/json', 'application/zip']);
+  });
+});
+
+describe('http triggers: one rule', async () => {
+  const { app, platform } = await testApp();
+  const fn = await upstream((_req, res) => res.end('live'));
+  let auth: Record<string, string> = {};
+  before(async () => {
+    auth = { authorization: `Bearer ${await hs256Token()}` };
+  });
+  after(async () => {
+    await app.close();
+    await fn.close();
+  });
+  const call = (method: InjectOptions['method'], path: string, payload?: unknown) =>
+    app.inject({ method, url: `/v1/namespaces/${NS}${path}`, headers: auth, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const invoke = async (name: string) => (await app.inject({ url: `/fn/${NS}/${name}` })).statusCode;
+
+  it('a function serves while it has no http trigger or any enabled one; disabled answers 503', async () => {
+    assert.equal((await call('POST', '/functions', { name: 'web', runtime: 'nodejs20' })).json().http_enabled, true);
+    platform.serve(NS, 'web', fn.url);
+    assert.deepEqual((await call('GET', '/triggers')).json(), [], 'no trigger nobody made');
+    assert.equal(await invoke('web'), 200, 'no http trigger: serves');
+    // The client may name its trigger <fn>-http: nothing of ours is in the way.
+    assert.equal((await call('POST', '/triggers', { name: 'web-http', type: 'http', function_ref: 'web' })).statusCode, 201);
+    assert.equal((await call('PATCH', '/triggers/web-http', { enabled: false })).statusCode, 200);
+    assert.equal(await invoke('web'), 503);
+    assert.equal((await call('GET', '/functions/web')).json().http_enabled, false);
+    assert.equal((await call('PUT', '/functions/web', { env_vars: { A: '1' } })).json().http_enabled, false, 'a PUT without http_enabled leaves the triggers alone');
+    assert.equal(await invoke('web'), 503);
+    await call('POST', '/triggers', { name: 'web-second', type: 'http', function_ref: 'web', enabled: true });
+    assert.equal(await invoke('web'), 200, 'any enabled http trigger: serves');
+    await call('DELETE', '/triggers/web-second');
+    assert.equal(await invoke('web'), 503);
+    await call('PATCH', '/triggers/web-http', { enabled: true });
+    assert.equal(await invoke('web'), 200);
+  });
+
+  it('http_enabled in a POST or PUT sets the http triggers: false makes a disabled <fn>-http when there is none', async () => {
+    await call('POST', '/functions', { name: 'quiet', runtime: 'nodejs20', http_enabled: false });
+    platform.serve(NS, 'quiet', fn.url);
+    assert.equal(await invoke('quiet'), 503);
+    assert.deepEqual(
+      (await call('GET', '/triggers/quiet-http')).json(),
+      { name: 'quiet-http', type: 'http', function_ref: 'quiet', enabled: false, active: false, managed_by: 'api' },
+    );
+    assert.equal((await call('PUT', '/functions/quiet', { http_enabled: true })).json().http_enabled, true);
+    assert.equal(await invoke('quiet'), 200);
   });
 });

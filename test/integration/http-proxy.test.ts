@@ -109,7 +109,8 @@ describe('the /fn proxy', async () => {
     const missing = await raw(`${base}/fn/dev/nope`);
     assert.equal(missing.status, 404);
     assert.deepEqual(JSON.parse(missing.body), { error: 'function dev/nope does not exist', code: 'function_not_found' });
-    platform.functions.set('dev/off', { ...platform.functions.get('dev/echo')!, name: 'off', httpEnabled: false });
+    platform.functions.set('dev/off', { ...platform.functions.get('dev/echo')!, name: 'off' });
+    await platform.createTrigger('dev', { name: 'off-web', type: 'http', functionRef: 'off', enabled: false });
     const off = await raw(`${base}/fn/dev/off`);
     assert.equal(off.status, 503);
     assert.equal(JSON.parse(off.body).code, 'function_disabled');

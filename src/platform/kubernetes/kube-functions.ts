@@ -1,11 +1,12 @@
 // /v1 functions on Kubernetes: Function objects (spec from the input, code fields from the artifact
-// store) plus the http Trigger `<name>-http` an API function gets, which carries http_enabled.
-import { FUNCTION_INPUT_DEFAULTS, functionSettingsOf } from '../records.ts';
+// store). http_enabled is read from and written to the function's http Triggers (rules.ts).
+import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { functionSettingsOf } from '../records.ts';
+import { httpTriggerChanges } from '../rules.ts';
 import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
 import { API_VERSION, LABELS } from './objects/meta.ts';
-import { httpTriggerName } from './objects/repository-objects.ts';
 import type { FunctionResource, TriggerResource } from './objects/resources.ts';
 import { CRD_DEFAULTS, functionRecord, httpEnabledFrom } from './records.ts';
 import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
@@ -58,30 +59,43 @@ export class KubeFunctions {
       spec: functionSpec(input),
     };
     const fn = await this.objects.create('Function', namespace, body, what);
-    const trigger = await this.upsertHttpTrigger(fn, input.httpEnabled ?? FUNCTION_INPUT_DEFAULTS.httpEnabled);
+    const triggers = await this.applyHttpEnabled(fn, input.httpEnabled);
     this.deps.invalidate(namespace, input.name);
-    return this.record(fn, [trigger]);
+    return this.record(fn, triggers);
   }
 
-  /** The http Trigger of an API function carries http_enabled (the Function kind has no such field). */
-  private async upsertHttpTrigger(fn: FunctionResource, enabled: boolean): Promise<TriggerResource> {
+  /**
+   * Applies a POST/PUT's http_enabled to the function's http Triggers (rules.ts: nothing when left out;
+   * false disables them all, or makes a disabled `<fn>-http` when there is none; true enables them all).
+   * Answers the function's http Triggers afterwards.
+   */
+  private async applyHttpEnabled(fn: FunctionResource, httpEnabled: boolean | undefined): Promise<TriggerResource[]> {
     const namespace = fn.metadata?.namespace ?? '';
     const fnName = fn.metadata?.name ?? '';
-    const name = httpTriggerName(fnName);
-    const what = `trigger ${namespace}/${name}`;
-    const existing = await this.objects.find<TriggerResource>('Trigger', namespace, name);
-    if (existing) {
-      const isEnabled = existing.spec?.enabled !== false;
-      if (isEnabled === enabled) return existing;
-      return this.objects.patch<TriggerResource>('Trigger', namespace, name, { spec: { enabled } }, what);
+    const current = (await this.httpTriggers(namespace, fnName)).filter((t) => t.spec?.functionRef === fnName);
+    const changes = httpTriggerChanges(
+      fnName,
+      current.map((t) => ({ name: t.metadata?.name ?? '', enabled: t.spec?.enabled ?? TRIGGER_DEFAULTS.enabled })),
+      httpEnabled,
+    );
+    const after = await Promise.all(
+      current.map((t) => {
+        const name = t.metadata?.name ?? '';
+        if (!changes.set.includes(name)) return t;
+        assertApiManaged(t, `trigger ${namespace}/${name}`, 'change http.enabled');
+        return this.objects.patch<TriggerResource>('Trigger', namespace, name, { spec: { enabled: httpEnabled } }, `trigger ${namespace}/${name}`);
+      }),
+    );
+    if (changes.create) {
+      const body: TriggerResource = {
+        apiVersion: API_VERSION,
+        kind: 'Trigger',
+        metadata: { name: changes.create, namespace, labels: { ...API_LABELS, [LABELS.function]: fnName }, ownerReferences: [ownedBy(fn)] },
+        spec: { type: 'http', functionRef: fnName, enabled: false },
+      };
+      after.push(await this.objects.create('Trigger', namespace, body, `trigger ${namespace}/${changes.create}`));
     }
-    const body: TriggerResource = {
-      apiVersion: API_VERSION,
-      kind: 'Trigger',
-      metadata: { name, namespace, labels: { ...API_LABELS, [LABELS.function]: fnName }, ownerReferences: [ownedBy(fn)] },
-      spec: { type: 'http', functionRef: fnName, enabled },
-    };
-    return this.objects.create('Trigger', namespace, body, what);
+    return after;
   }
 
   async update(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
@@ -103,9 +117,9 @@ export class KubeFunctions {
       }
       try {
         const replaced = await this.objects.replaceRaw<FunctionResource>('Function', namespace, name, { ...fn, spec });
-        const trigger = await this.upsertHttpTrigger(replaced, input.httpEnabled ?? FUNCTION_INPUT_DEFAULTS.httpEnabled);
+        const triggers = await this.applyHttpEnabled(replaced, input.httpEnabled);
         this.deps.invalidate(namespace, name);
-        return this.record(replaced, [trigger]);
+        return this.record(replaced, triggers);
       } catch (err) {
         if (apiStatusCode(err) === 409 && attempt < 3) continue;
         throw toPlatformError(err, what);

@@ -3,9 +3,10 @@
 import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type TriggerInput, type TriggerRecord } from '../types.ts';
-import { API_VERSION, LABELS } from './objects/meta.ts';
+import { httpTriggerName } from '../names.ts';
+import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionJobResource, FunctionResource, TriggerResource } from './objects/resources.ts';
-import { jobRecord, triggerRecord } from './records.ts';
+import { jobRecord, repositoryOf, triggerRecord } from './records.ts';
 import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
 
 export interface KubeTriggersAndJobsDeps {
@@ -34,10 +35,17 @@ export class KubeTriggersAndJobs {
     const problem = triggerInputProblem(input);
     if (problem) throw new PlatformError('invalid', problem);
     const fn = await this.functionFor(namespace, input.functionRef, what);
+    if (input.type === 'http') await this.removeLegacyHttpTrigger(namespace, input.functionRef, input.name);
     const body: TriggerResource = {
       apiVersion: API_VERSION,
       kind: 'Trigger',
-      metadata: { name: input.name, namespace, labels: { ...API_LABELS, [LABELS.function]: input.functionRef }, ownerReferences: [ownedBy(fn)] },
+      metadata: {
+        name: input.name,
+        namespace,
+        labels: { ...API_LABELS, [LABELS.function]: input.functionRef },
+        annotations: { [ANNOTATIONS.clientTrigger]: 'true' },
+        ownerReferences: [ownedBy(fn)],
+      },
       spec: {
         type: input.type,
         functionRef: input.functionRef,
@@ -52,6 +60,21 @@ export class KubeTriggersAndJobs {
     return triggerRecord(created);
   }
 
+  /**
+   * Before this version, every function made through /v1 got an enabled `<fn>-http` Trigger of its own
+   * (it carried http_enabled). Next to a client's http Trigger it would keep the function serving after
+   * the client disabled its own, so once a client manages the function's http Triggers it goes. A
+   * disabled one stays: it is what http_enabled: false left, and the rule counts it.
+   */
+  private async removeLegacyHttpTrigger(namespace: string, fnName: string, except: string): Promise<void> {
+    const name = httpTriggerName(fnName);
+    if (name === except) return;
+    const t = await this.objects.find<TriggerResource>('Trigger', namespace, name);
+    if (!t || repositoryOf(t) || t.metadata?.annotations?.[ANNOTATIONS.clientTrigger] || t.spec?.type !== 'http') return;
+    if (t.spec.functionRef !== fnName || t.spec.enabled === false) return;
+    await this.objects.remove('Trigger', namespace, name, `trigger ${namespace}/${name}`);
+  }
+
   /** The Function a new Trigger or FunctionJob refers to; a missing one makes the input invalid. */
   private async functionFor(namespace: string, fnName: string, what: string): Promise<FunctionResource> {
     const fn = await this.objects.find<FunctionResource>('Function', namespace, fnName);
@@ -64,6 +87,7 @@ export class KubeTriggersAndJobs {
     const t = await this.objects.get<TriggerResource>('Trigger', namespace, name, what);
     // A sync would put a repository's trigger back as function.yaml says.
     assertApiManaged(t, what, 'change http.enabled or the schedule');
+    if (t.spec?.type === 'http' && t.spec.functionRef) await this.removeLegacyHttpTrigger(namespace, t.spec.functionRef, name);
     const patched = await this.objects.patch<TriggerResource>('Trigger', namespace, name, { spec: { enabled } }, what);
     if (t.spec?.functionRef) this.deps.invalidate(namespace, t.spec.functionRef);
     return triggerRecord(patched);

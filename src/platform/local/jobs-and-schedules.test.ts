@@ -119,7 +119,12 @@ test('schedules become cron triggers named as on Kubernetes, <function>-cron-<sc
   jobs.applyManifest('dev', manifest([], [{ name: 'nightly', cron: '0 4 * * *' }]));
   assert.equal(jobs.getTrigger('dev', 'summer-cron-nightly').enabled, false, 'a PATCH survives the next sync');
   jobs.applyManifest('dev', manifest([], []));
-  assert.deepEqual(jobs.listTriggers('dev'), []);
+  assert.deepEqual(
+    jobs.listTriggers('dev').map((x) => [x.name, x.type, x.enabled, x.managedBy]),
+    [['summer-http', 'http', true, 'git:local']],
+    'http.enabled is the <fn>-http trigger, as on Kubernetes',
+  );
+  await assert.rejects(jobs.setTriggerEnabled('dev', 'summer-http', false), (e: PlatformError) => e.code === 'managed_by_git');
   jobs.stop();
 });
 
@@ -138,7 +143,7 @@ test('a schedule trigger stored under the old dev name <function>-<schedule> is 
   };
   jobs.applyManifest('dev', manifest([], [{ name: 'nightly', cron: '0 3 * * *' }]));
   assert.deepEqual(
-    jobs.listTriggers('dev').map((t) => [t.name, t.enabled, t.lastScheduleTime]),
+    jobs.listTriggers('dev').filter((t) => t.type === 'cron').map((t) => [t.name, t.enabled, t.lastScheduleTime]),
     [['summer-cron-nightly', false, '2026-01-01T03:00:00.000Z']],
   );
   jobs.stop();

@@ -1,11 +1,12 @@
-// Cron triggers and one-shot jobs of `sless dev`: the ones function.yaml declares (named as on
-// Kubernetes, names.ts: schedule `s` of function `f` is the trigger `f-cron-s`, job `j` is the job
-// `f-j`) and the ones made through /v1. Both run the function once in job mode (runtime with SLESS_MODE=job, SLESS_EVENT). A job runs when its
-// run_id is larger than the last one run; its result stays in state.json for /v1 .../jobs/<name>.
+// Triggers and one-shot jobs of `sless dev`: the ones function.yaml declares (named as on Kubernetes,
+// names.ts: `f-http` for http.enabled, schedule `s` of function `f` is the trigger `f-cron-s`, job `j`
+// is the job `f-j`) and the ones made through /v1. Cron triggers and jobs run the function once in job
+// mode (runtime with SLESS_MODE=job, SLESS_EVENT); http triggers decide whether /fn serves (rules.ts).
+// A job runs when its run_id is larger than the last one run; its result stays in state.json.
 import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
-import { cronTriggerName, functionJobName, legacyDevTriggerName } from '../names.ts';
-import { triggerInputProblem } from '../rules.ts';
+import { cronTriggerName, functionJobName, httpTriggerName, legacyDevTriggerName } from '../names.ts';
+import { httpTriggerChanges, servesHttp, triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type ManagedBy, type TriggerInput, type TriggerRecord } from '../types.ts';
 import type { ChildGroup, CommandSpec } from './child-group.ts';
 import { LocalScheduler } from './local-scheduler.ts';
@@ -28,6 +29,8 @@ export interface JobsAndSchedulesOptions {
   readonly url: (namespace: string, fn: string) => string;
   /** Runs work in the background, logging failures; the owner waits for it on close. */
   readonly track: (p: Promise<unknown>) => void;
+  /** Called after /v1 changed an http trigger of the function (it may now serve, or stop serving). */
+  readonly httpChanged?: (namespace: string, fn: string) => void;
 }
 
 export function notFound(kind: string, namespace: string, name: string): PlatformError {
@@ -71,9 +74,63 @@ export class JobsAndSchedules {
     this.#scheduler.stopAll();
   }
 
+  /** The function's http triggers, by name. */
+  httpTriggersOf(namespace: string, fn: string): TriggerRecord[] {
+    return Object.values(this.#data.triggers).filter((t) => t.namespace === namespace && t.type === 'http' && t.functionRef === fn);
+  }
+
+  /** Whether the function serves /fn: the one rule over its http triggers (rules.ts). */
+  httpEnabledOf(namespace: string, fn: string): boolean {
+    return servesHttp(this.httpTriggersOf(namespace, fn).map((t) => t.enabled));
+  }
+
+  /** Makes the `<fn>-http` trigger of a repository function say what its function.yaml's http.enabled says. */
+  applyHttp(namespace: string, m: FunctionManifest): void {
+    const name = httpTriggerName(m.name);
+    const enabled = m.http.enabled;
+    const old = this.#data.triggers[stateKey(namespace, name)];
+    if (old && old.managedBy !== this.#o.managedBy) return; // a /v1 trigger of that name: the repository's function is refused anyway
+    this.#data.triggers[stateKey(namespace, name)] = {
+      name,
+      namespace,
+      type: 'http',
+      functionRef: m.name,
+      enabled,
+      active: enabled,
+      url: this.#o.url(namespace, m.name),
+      managedBy: this.#o.managedBy,
+    };
+  }
+
+  /** A /v1 POST/PUT's http_enabled, applied to the function's http triggers (rules.ts). */
+  async applyHttpEnabled(namespace: string, fn: string, httpEnabled: boolean | undefined): Promise<void> {
+    const current = this.httpTriggersOf(namespace, fn);
+    const changes = httpTriggerChanges(fn, current, httpEnabled);
+    for (const t of current) {
+      if (changes.set.includes(t.name)) this.#data.triggers[stateKey(namespace, t.name)] = { ...t, enabled: !t.enabled, active: !t.enabled };
+    }
+    if (changes.create) {
+      if (this.#data.triggers[stateKey(namespace, changes.create)]) {
+        throw new PlatformError('already_exists', `http_enabled: false needs the trigger ${namespace}/${changes.create}, but a trigger of that name exists`);
+      }
+      this.#data.triggers[stateKey(namespace, changes.create)] = {
+        name: changes.create,
+        namespace,
+        type: 'http',
+        functionRef: fn,
+        enabled: false,
+        active: false,
+        url: this.#o.url(namespace, fn),
+        managedBy: 'api',
+      };
+    }
+    await this.#o.state.save();
+  }
+
   /** Makes the function's triggers and jobs match its function.yaml. */
   applyManifest(namespace: string, m: FunctionManifest): void {
-    const wanted = new Set<string>();
+    const wanted = new Set<string>([stateKey(namespace, httpTriggerName(m.name))]);
+    this.applyHttp(namespace, m);
     for (const s of m.schedules) {
       const name = cronTriggerName(m.name, s.name);
       const key = stateKey(namespace, name);
@@ -241,23 +298,29 @@ export class JobsAndSchedules {
     this.#data.triggers[key] = t;
     this.#schedule(t);
     await this.#o.state.save();
+    if (t.type === 'http') this.#o.httpChanged?.(namespace, t.functionRef);
     return t;
   }
 
   async setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
-    const next = { ...this.getTrigger(namespace, name), enabled, active: enabled };
+    const t = this.getTrigger(namespace, name);
+    // http.enabled of function.yaml decides its http trigger, as on Kubernetes; a schedule's PATCH survives syncs.
+    if (t.type === 'http' && t.managedBy !== 'api') throw this.#gitOwned('trigger', namespace, name, t.functionRef, 'change http.enabled');
+    const next = { ...t, enabled, active: enabled };
     this.#data.triggers[stateKey(namespace, name)] = next;
     this.#schedule(next);
     await this.#o.state.save();
+    if (next.type === 'http') this.#o.httpChanged?.(namespace, next.functionRef);
     return next;
   }
 
   async deleteTrigger(namespace: string, name: string): Promise<void> {
     const t = this.getTrigger(namespace, name);
-    if (t.managedBy !== 'api') throw this.#gitOwned('trigger', namespace, name, t.functionRef, 'remove the schedule');
+    if (t.managedBy !== 'api') throw this.#gitOwned('trigger', namespace, name, t.functionRef, t.type === 'http' ? 'change http.enabled' : 'remove the schedule');
     this.#scheduler.delete(stateKey(namespace, name));
     delete this.#data.triggers[stateKey(namespace, name)];
     await this.#o.state.save();
+    if (t.type === 'http') this.#o.httpChanged?.(namespace, t.functionRef);
   }
 
   // ---- Platform: jobs --------------------------------------------------------------------------

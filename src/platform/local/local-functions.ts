@@ -23,6 +23,11 @@ export interface LocalFunctionsOptions {
   /** Runs work in the background, logging failures; the owner waits for it on close. */
   readonly track: (p: Promise<unknown>) => void;
   readonly removeFunction: (namespace: string, name: string) => Promise<void>;
+  /** The http rule over the function's triggers, and a POST/PUT's http_enabled applied to them (jobs-and-schedules.ts). */
+  readonly http: {
+    httpEnabledOf(namespace: string, fn: string): boolean;
+    applyHttpEnabled(namespace: string, fn: string, httpEnabled: boolean | undefined): Promise<void>;
+  };
 }
 
 export class LocalFunctions {
@@ -84,9 +89,21 @@ export class LocalFunctions {
   async create(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
     if (this.o.table.get(namespace, input.name)) throw new PlatformError('already_exists', `function ${namespace}/${input.name} already exists; PUT to change it`);
     await this.ensureNamespace(namespace);
-    this.o.table.put({ record: this.#recordFromInput(namespace, input) });
+    await this.o.http.applyHttpEnabled(namespace, input.name, input.httpEnabled);
+    this.o.table.put({ record: { ...this.#recordFromInput(namespace, input), httpEnabled: this.o.http.httpEnabledOf(namespace, input.name) } });
     await this.o.state.save();
     return this.get(namespace, input.name);
+  }
+
+  /** After an http trigger of the function changed: follow the rule, starting or stopping its process. */
+  httpChanged(namespace: string, name: string): void {
+    const f = this.o.table.get(namespace, name);
+    if (!f) return;
+    const httpEnabled = this.o.http.httpEnabledOf(namespace, name);
+    if (httpEnabled === f.record.httpEnabled) return;
+    this.o.table.patch(namespace, name, { httpEnabled });
+    this.o.track(this.o.state.save());
+    this.o.track(this.o.deployer.deploy(this.o.table.get(namespace, name) as StoredFunction));
   }
 
   async update(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
@@ -94,7 +111,8 @@ export class LocalFunctions {
     if (!f) throw notFound('function', namespace, name);
     this.#assertApiManaged(f, 'change it');
     if (input.name !== name) throw new PlatformError('invalid', `the body names ${input.name} but the path names ${name}; a function cannot be renamed`);
-    const record = this.#recordFromInput(namespace, input, f.record);
+    await this.o.http.applyHttpEnabled(namespace, name, input.httpEnabled);
+    const record = { ...this.#recordFromInput(namespace, input, f.record), httpEnabled: this.o.http.httpEnabledOf(namespace, name) };
     const runtimeChanged = record.runtime !== f.record.runtime;
     this.o.table.put({ ...f, record });
     await this.o.state.save();

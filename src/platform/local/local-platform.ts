@@ -110,6 +110,7 @@ export class LocalPlatform implements Platform {
       functionExists: (namespace, fn) => this.#table.get(namespace, fn) !== undefined,
       url,
       track,
+      httpChanged: (namespace, fn) => this.#functions.httpChanged(namespace, fn),
     });
     this.#functions = new LocalFunctions({
       state: this.#state,
@@ -122,6 +123,7 @@ export class LocalPlatform implements Platform {
       url,
       track,
       removeFunction,
+      http: this.#jobs,
     });
     this.#deploys = new PQueue({ concurrency: opts.deployConcurrency ?? 4 });
     const sync = new RepositorySync({

@@ -136,6 +136,7 @@ export class RepositorySync {
       o.logger.error(message);
       return { kind: 'failed', message, stillServing: true };
     }
+    o.jobs.applyHttp(ns, m);
     const record: FunctionRecord = {
       name: m.name,
       namespace: ns,
@@ -145,7 +146,7 @@ export class RepositorySync {
       timeoutSec: m.timeoutSec,
       env: m.env,
       envFromSecrets: m.envFromSecrets,
-      httpEnabled: m.http.enabled,
+      httpEnabled: o.jobs.httpEnabledOf(ns, m.name),
       phase: existing?.record.phase ?? 'Pending',
       imageRef: existing?.record.imageRef,
       message: existing?.record.phase === 'Failed' ? existing.record.message : undefined,

@@ -27,6 +27,8 @@ export const ANNOTATIONS = {
   requestedAt: ANNOTATION_REQUESTED_AT,
   buildKey: `${GROUP}/build-key`,
   runId: `${GROUP}/run-id`,
+  /** On Triggers made through POST /v1/.../triggers (tells them from the `<fn>-http` sless made itself before). */
+  clientTrigger: `${GROUP}/client-trigger`,
 } as const;
 
 export interface ObjectRef {
