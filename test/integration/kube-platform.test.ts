@@ -32,7 +32,7 @@ const getObject = async <T>(plural: string, name: string): Promise<T> =>
   (await kit.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: kit.ns, plural, name })) as T;
 
 describe('functions made through /v1', () => {
-  it('creates a Function without code, with an http Trigger carrying http_enabled', async () => {
+  it('creates a Function without code and without a Trigger of its own (no http trigger: it serves)', async () => {
     const rec = await kit.platform.createFunction(kit.ns, { name: 'hello', runtime: 'nodejs20', env: { A: '1', B: '2' } });
     assert.equal(rec.managedBy, 'api');
     assert.equal(rec.phase, 'Pending');
@@ -44,9 +44,7 @@ describe('functions made through /v1', () => {
     assert.equal(rec.url, `https://fn.example.test/fn/${kit.ns}/hello`);
     const fn = await getObject<FunctionResource>('functions', 'hello');
     assert.equal(fn.spec?.s3Key, undefined);
-    const trigger = await getObject<TriggerResource>('triggers', 'hello-http');
-    assert.deepEqual(trigger.spec, { type: 'http', functionRef: 'hello', enabled: true });
-    assert.equal(trigger.metadata?.ownerReferences?.[0]?.uid, fn.metadata?.uid);
+    assert.deepEqual(await kit.platform.listTriggers(kit.ns), [], 'no <fn>-http in the way of the client’s own');
     assert.deepEqual((await kit.platform.listFunctions(kit.ns)).map((f) => f.name), ['hello']);
     await rejectsWith(kit.platform.createFunction(kit.ns, { name: 'hello', runtime: 'nodejs20' }), 'already_exists');
   });
@@ -106,6 +104,49 @@ describe('functions made through /v1', () => {
     await kit.platform.deleteFunction(kit.ns, 'empty');
     await rejectsWith(kit.platform.getFunction(kit.ns, 'empty'), 'not_found');
     await rejectsWith(kit.platform.deleteFunction(kit.ns, 'empty'), 'not_found');
+  });
+});
+
+describe('http triggers of /v1 functions: one rule', () => {
+  const httpEnabled = async (fn: string) => (await kit.platform.getFunction(kit.ns, fn)).httpEnabled;
+
+  it('serves while the function has no http trigger or any enabled one; a client may name its trigger <fn>-http', async () => {
+    await kit.platform.createFunction(kit.ns, { name: 'web', runtime: 'nodejs20' });
+    assert.equal(await httpEnabled('web'), true);
+    const t = await kit.platform.createTrigger(kit.ns, { name: 'web-http', type: 'http', functionRef: 'web' });
+    assert.equal(t.enabled, true);
+    await kit.platform.setTriggerEnabled(kit.ns, 'web-http', false);
+    assert.equal(await httpEnabled('web'), false);
+    await kit.platform.updateFunction(kit.ns, 'web', { name: 'web', runtime: 'nodejs20', env: { A: '1' } });
+    assert.equal(await httpEnabled('web'), false, 'a PUT without http_enabled leaves the triggers alone');
+    await kit.platform.createTrigger(kit.ns, { name: 'web-other', type: 'http', functionRef: 'web' });
+    assert.equal(await httpEnabled('web'), true);
+  });
+
+  it('removes the enabled <fn>-http an older version made, once a client manages the function’s http triggers', async () => {
+    const fn = await kit.platform.createFunction(kit.ns, { name: 'old', runtime: 'nodejs20' });
+    const owner = await getObject<FunctionResource>('functions', 'old');
+    // What createFunction made before: an enabled <fn>-http owned by the Function, without the client mark.
+    await kit.custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: kit.ns,
+      plural: 'triggers',
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'Trigger',
+        metadata: {
+          name: 'old-http',
+          labels: { 'app.kubernetes.io/managed-by': 'sless', 'sless.kube5s.ru/function': 'old' },
+          ownerReferences: [{ apiVersion: `${GROUP}/${VERSION}`, kind: 'Function', name: fn.name, uid: owner.metadata?.uid ?? '', blockOwnerDeletion: false }],
+        },
+        spec: { type: 'http', functionRef: 'old', enabled: true },
+      },
+    });
+    await kit.platform.createTrigger(kit.ns, { name: 'old-web', type: 'http', functionRef: 'old' });
+    await kit.platform.setTriggerEnabled(kit.ns, 'old-web', false);
+    assert.deepEqual((await kit.platform.listTriggers(kit.ns)).filter((t) => t.functionRef === 'old').map((t) => [t.name, t.enabled]), [['old-web', false]]);
+    assert.equal(await httpEnabled('old'), false, 'disabling the client’s trigger disables the function');
   });
 });
 

@@ -16,7 +16,12 @@ export interface LocalDeployerOptions {
   readonly logger: Logger;
   readonly buildLog?: BuildLog;
   readonly url: (namespace: string, name: string) => string;
+  /** When a prepared folder was built (for last_built_at of a version that reused it). */
+  readonly preparedAt: (buildKey: string) => Promise<string | undefined>;
 }
+
+/** Phases that say a change is under way: kept until the new version serves (or fails). */
+const IN_PROGRESS = new Set(['Pending', 'Building']);
 
 export class LocalDeployer {
   constructor(private readonly o: LocalDeployerOptions) {}
@@ -60,7 +65,8 @@ export class LocalDeployer {
     const outcome = await this.o.runner.deploy(spec, source, () => {
       buildStarted = Date.now();
       this.o.logger.info(`building ${name}`);
-      this.o.table.patch(namespace, name, { phase: this.o.runner.baseUrl(namespace, name) ? 'Ready' : 'Building' });
+      // Building even while the previous version still serves: Ready means the new version serves.
+      this.o.table.patch(namespace, name, { phase: 'Building' });
     });
     if (buildStarted !== undefined && outcome.kind !== 'unchanged') {
       const failed = outcome.kind === 'failed' && outcome.message.startsWith('build failed');
@@ -76,37 +82,53 @@ export class LocalDeployer {
         durationMs: Date.now() - buildStarted,
       });
     }
-    this.#applyOutcome(namespace, name, outcome);
+    const builtAt =
+      outcome.kind === 'started' || outcome.kind === 'disabled'
+        ? outcome.kind === 'started' && outcome.built
+          ? new Date().toISOString()
+          : ((await this.o.preparedAt(outcome.buildKey)) ?? this.o.table.get(namespace, name)?.record.lastBuiltAt ?? new Date().toISOString())
+        : undefined;
+    this.#applyOutcome(namespace, name, outcome, builtAt);
     await this.o.state.save();
     return outcome;
   }
 
-  #applyOutcome(namespace: string, name: string, outcome: DeployOutcome): void {
+  /** `builtAt`: when the version that now runs was built (every Ready function has last_built_at). */
+  #applyOutcome(namespace: string, name: string, outcome: DeployOutcome, builtAt: string | undefined): void {
     const label = `${namespace}/${name}`;
-    const now = new Date().toISOString();
     const url = this.o.url(namespace, name);
+    const inProgress = IN_PROGRESS.has(this.o.table.get(namespace, name)?.record.phase ?? '');
     switch (outcome.kind) {
       case 'unchanged':
+        // A change that turned out to change nothing: what runs is the wanted version.
+        if (inProgress && this.o.runner.processState(namespace, name) !== 'not started') this.o.table.patch(namespace, name, { phase: 'Ready' });
         return;
       case 'started':
         this.o.table.patch(
           namespace,
           name,
-          { phase: 'Ready', message: undefined, imageRef: `local:${outcome.buildKey}`, ...(outcome.built ? { lastBuiltAt: now } : {}), url },
+          { phase: 'Ready', message: undefined, imageRef: `local:${outcome.buildKey}`, lastBuiltAt: builtAt, url },
           { buildKey: outcome.buildKey },
         );
         this.o.logger.info(`${name} ready at ${url}`);
         return;
       case 'disabled':
-        this.o.table.patch(namespace, name, { phase: 'Ready', message: 'http disabled', imageRef: `local:${outcome.buildKey}` }, { buildKey: outcome.buildKey });
+        this.o.table.patch(
+          namespace,
+          name,
+          { phase: 'Ready', message: 'http disabled', imageRef: `local:${outcome.buildKey}`, lastBuiltAt: builtAt },
+          { buildKey: outcome.buildKey },
+        );
         this.o.logger.info(`${label} built; http disabled (/fn answers 503)`);
         return;
       case 'failed':
-        if (outcome.repeated) return;
+        if (outcome.repeated && !inProgress) return;
+        // Failed even while the previous version still serves: the change did not take.
         this.o.table.patch(namespace, name, {
-          phase: outcome.stillServing ? 'Ready' : 'Failed',
+          phase: 'Failed',
           message: outcome.stillServing ? `new version failed, still serving the previous one: ${outcome.message}` : outcome.message,
         });
+        if (outcome.repeated) return;
         this.o.logger.error(`${label} ${outcome.stillServing ? 'new version failed (previous version keeps serving)' : 'failed'}: ${outcome.message}`);
     }
   }

@@ -112,7 +112,12 @@ export class LocalFunctions {
     this.#assertApiManaged(f, 'change it');
     if (input.name !== name) throw new PlatformError('invalid', `the body names ${input.name} but the path names ${name}; a function cannot be renamed`);
     await this.o.http.applyHttpEnabled(namespace, name, input.httpEnabled);
-    const record = { ...this.#recordFromInput(namespace, input, f.record), httpEnabled: this.o.http.httpEnabledOf(namespace, name) };
+    const record: FunctionRecord = {
+      ...this.#recordFromInput(namespace, input, f.record),
+      httpEnabled: this.o.http.httpEnabledOf(namespace, name),
+      // The change's own answer, and every read until the new version serves, say it is under way.
+      ...(f.record.codeHash ? { phase: 'Pending' as const } : {}),
+    };
     const runtimeChanged = record.runtime !== f.record.runtime;
     this.o.table.put({ ...f, record });
     await this.o.state.save();
@@ -136,7 +141,7 @@ export class LocalFunctions {
     if (!f) throw notFound('function', namespace, name);
     this.#assertApiManaged(f, 'change its code');
     const codeHash = hashFiles(files);
-    this.o.table.put({ ...f, record: { ...f.record, codeHash, message: undefined } });
+    this.o.table.put({ ...f, record: { ...f.record, codeHash, message: undefined, phase: 'Pending' } });
     await this.o.state.save();
     this.o.track(this.o.deployer.deploy(this.o.table.get(namespace, name) as StoredFunction, () => files));
     return (this.o.table.get(namespace, name) as StoredFunction).record;

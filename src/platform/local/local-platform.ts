@@ -98,7 +98,15 @@ export class LocalPlatform implements Platform {
       drainMs: opts.drainMs,
       healthTimeoutMs: opts.healthTimeoutMs,
     });
-    this.#deployer = new LocalDeployer({ runner: this.#runner, table: this.#table, state: this.#state, logger: opts.logger, buildLog: opts.buildLog, url });
+    this.#deployer = new LocalDeployer({
+      runner: this.#runner,
+      table: this.#table,
+      state: this.#state,
+      logger: opts.logger,
+      buildLog: opts.buildLog,
+      url,
+      preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
+    });
     this.#jobs = new JobsAndSchedules({
       state: this.#state,
       children: this.#children,

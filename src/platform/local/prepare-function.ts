@@ -112,6 +112,14 @@ export class FunctionPreparer {
     return exists(path.join(this.dirOf(buildKey).dir, '.ready'));
   }
 
+  /** When the folder for this key was completed (its build time), or undefined when it is not there. */
+  async preparedAt(buildKey: string): Promise<string | undefined> {
+    return stat(path.join(this.dirOf(buildKey).dir, '.ready')).then(
+      (s) => s.mtime.toISOString(),
+      () => undefined,
+    );
+  }
+
   /** Reuses the folder for this key when complete, else builds it (once, however many ask). */
   prepare(req: PrepareRequest): Promise<PreparedFunction> {
     const running = this.#inFlight.get(req.buildKey);
