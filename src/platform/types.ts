@@ -16,7 +16,9 @@ export interface FunctionRecord {
   readonly timeoutSec: number;
   readonly env: Readonly<Record<string, string>>;
   readonly envFromSecrets: readonly string[];
+  /** Whether /fn serves it: no http trigger, or any enabled one (rules.ts servesHttp). */
   readonly httpEnabled: boolean;
+  /** Ready only while the wanted version serves; Pending/Building while a change is under way. */
   readonly phase: FunctionPhase;
   readonly imageRef?: string;
   readonly message?: string;
@@ -34,6 +36,7 @@ export interface FunctionInput {
   readonly timeoutSec?: number;
   readonly env?: Readonly<Record<string, string>>;
   readonly envFromSecrets?: readonly string[];
+  /** Sets the function's http triggers (rules.ts httpTriggerChanges); undefined leaves them as they are. */
   readonly httpEnabled?: boolean;
 }
 

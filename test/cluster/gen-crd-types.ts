@@ -148,8 +148,18 @@ function emitObject(out: Emitter, name: string, schema: Schema, kind: string): v
   out.blocks.push(`${doc(describe(schema))}export interface ${name} {\n${lines.join('\n')}\n}`);
 }
 
+/**
+ * Fields a structural schema cannot type because they take two shapes (untyped, with
+ * x-kubernetes-preserve-unknown-fields and CEL rules for each shape): their TypeScript type by hand.
+ */
+const TWO_SHAPED: Readonly<Record<string, string>> = {
+  'Function.env': 'Record<string, string> | Array<{ name: string; value?: string }>',
+};
+
 function typeOf(out: Emitter, s: Schema, kind: string, prop: string): string {
   if (prop === 'conditions') return 'Condition[]';
+  const twoShaped = TWO_SHAPED[`${kind}.${prop}`];
+  if (twoShaped && s.type === undefined) return twoShaped;
   if (s.enum) {
     const typeName = `${kind}${pascal(prop)}`;
     const constName = `${kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_${prop.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_VALUES`;

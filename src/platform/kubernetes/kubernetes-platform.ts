@@ -4,9 +4,8 @@
 // repository (the leader's watch sees it at once).
 //
 // Objects a FunctionRepository generates carry the `sless.kube5s.ru/repository` label; /v1 refuses to
-// change them (managed_by_git) because the next sync would put them back. Functions made through /v1
-// get an http Trigger `<name>-http` (like repository functions do), owned by the Function, which carries
-// http_enabled.
+// change them (managed_by_git) because the next sync would put them back. http_enabled is the one rule
+// over a function's http Triggers (../rules.ts); /v1 functions get no Trigger of their own.
 //
 // This file composes the parts, one per concern: sless-objects.ts (object access), kube-functions.ts +
 // function-code.ts, kube-triggers-jobs.ts, kube-repositories.ts, load-endpoint.ts.

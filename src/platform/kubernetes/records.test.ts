@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import { toPlatformError } from './api-errors.ts';
-import { functionRecord, httpEnabledFrom, jobRecord, managedByOf, repositoryRecord } from './records.ts';
+import { envOf, envProblem, functionRecord, httpEnabledFrom, jobRecord, managedByOf, repositoryRecord } from './records.ts';
 
 describe('records from sless objects', () => {
   it('reads who manages an object from the repository label', () => {
@@ -55,5 +55,22 @@ describe('API server errors as platform errors', () => {
     assert.match(invalid.message, /spec\.memoryMB/);
     assert.equal(toPlatformError(api(403, {}), 'x').code, 'unavailable');
     assert.equal(toPlatformError(new Error('connect ECONNREFUSED'), 'x').code, 'unavailable');
+  });
+});
+
+describe('env of a Function, in either shape', () => {
+  it('reads a map and the old list of {name, value} the same way', () => {
+    assert.deepEqual(envOf({ A: '1' }), { A: '1' });
+    assert.deepEqual(envOf([{ name: 'A', value: '1' }, { name: 'EMPTY' }]), { A: '1', EMPTY: '' });
+    assert.deepEqual(envOf(undefined), {});
+  });
+
+  it('says what is wrong with an env the untyped schema let through', () => {
+    assert.equal(envProblem({ A: '1' }), undefined);
+    assert.equal(envProblem([{ name: 'A', value: '1' }]), undefined);
+    assert.match(envProblem({ 'MY-VAR': 'x' }) ?? '', /"MY-VAR" is not a variable name/);
+    assert.match(envProblem([{ value: 'x' }]) ?? '', /undefined is not a variable name/);
+    assert.match(envProblem({ A: 1 }) ?? '', /spec\.env\.A must be a string/);
+    assert.match(envProblem('A=1') ?? '', /must be a map/);
   });
 });

@@ -43,6 +43,35 @@ export function httpEnabledFrom(triggers: readonly TriggerResource[], fnName: st
   return servesHttp(http.map((t) => t.spec?.enabled ?? TRIGGER_DEFAULTS.enabled));
 }
 
+type StoredEnv = NonNullable<FunctionResource['spec']>['env'];
+
+/** A Function's env as a map, whichever shape it is stored in (a map, or the old CRD's list of {name, value}). */
+export function envOf(env: StoredEnv | undefined): Record<string, string> {
+  if (!env) return {};
+  if (!Array.isArray(env)) return { ...env };
+  const out: Record<string, string> = {};
+  for (const e of env) if (typeof e?.name === 'string') out[e.name] = e.value ?? '';
+  return out;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Why a stored env cannot be used (the CRD leaves env untyped so both shapes pass), or undefined. */
+export function envProblem(env: unknown): string | undefined {
+  if (env === undefined || env === null) return undefined;
+  if (typeof env !== 'object') return 'spec.env must be a map NAME: value or a list of {name, value}';
+  const entries: Array<[unknown, unknown]> = Array.isArray(env)
+    ? env.map((e: unknown) => (e && typeof e === 'object' ? [(e as { name?: unknown }).name, (e as { value?: unknown }).value ?? ''] : [e, undefined]))
+    : Object.entries(env);
+  if (entries.length > 256) return `spec.env has ${entries.length} variables; at most 256`;
+  for (const [name, value] of entries) {
+    if (typeof name !== 'string' || !ENV_NAME.test(name)) return `spec.env: ${JSON.stringify(name)} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`;
+    if (typeof value !== 'string') return `spec.env.${name} must be a string, not ${JSON.stringify(value)}`;
+    if (value.length > 32768) return `spec.env.${name} is longer than 32768 characters`;
+  }
+  return undefined;
+}
+
 function iso(t: string | Date | undefined): string | undefined {
   return t === undefined ? undefined : new Date(t).toISOString();
 }
@@ -59,7 +88,7 @@ export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolea
     entrypoint: spec?.entrypoint ?? CRD_DEFAULTS.entrypoint,
     memoryMb: spec?.memoryMB ?? CRD_DEFAULTS.memoryMB,
     timeoutSec: spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec,
-    env: { ...(spec?.env ?? {}) },
+    env: envOf(spec?.env),
     envFromSecrets: [...(spec?.envFromSecrets ?? [])],
     httpEnabled: opts.httpEnabled,
     phase: status.phase ?? 'Pending',

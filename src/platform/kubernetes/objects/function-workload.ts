@@ -2,6 +2,7 @@
 // reuse (same image, same env; job mode adds SLESS_MODE=job and SLESS_EVENT).
 import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/client-node';
 import type { ControllerSettings } from '../settings.ts';
+import { envOf } from '../records.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
 
@@ -43,7 +44,7 @@ export function functionPodSpec(
   const spec = fn.spec;
   if (!spec) throw new Error(`Function ${namespace}/${name} has no spec`);
   const memory = `${spec.memoryMB ?? DEFAULTS.memoryMB}Mi`;
-  const userEnv = Object.entries(spec.env ?? {})
+  const userEnv = Object.entries(envOf(spec.env))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => ({ name: k, value: v }));
   return {

@@ -10,7 +10,7 @@ import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
-import { httpEnabledFrom } from '../records.ts';
+import { envProblem, httpEnabledFrom } from '../records.ts';
 import type { BuildRecord } from '../../../store/types.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
@@ -34,8 +34,10 @@ export function httpEnabled(ctx: Pick<ReconcileContext, 'caches'>, namespace: st
 
 export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn: FunctionResource): string | undefined {
   const spec = fn.spec;
-  if (!spec?.codeHash) return undefined;
-  return buildKey({ codeHash: spec.codeHash, runtime: spec.runtime, baseImage: ctx.baseImageOf(spec.runtime) });
+  // A Function of the old system has its context in S3 but no codeHash: the object's address stands in.
+  const codeHash = spec?.codeHash ?? (spec?.s3Key ? `s3:${spec.s3Bucket ?? ''}/${spec.s3Key}` : undefined);
+  if (!spec || !codeHash) return undefined;
+  return buildKey({ codeHash, runtime: spec.runtime, baseImage: ctx.baseImageOf(spec.runtime) });
 }
 
 export class FunctionReconciler {
@@ -94,6 +96,8 @@ export class FunctionReconciler {
         status: { phase: 'Pending', url },
       };
     }
+    const badEnv = envProblem(spec.env);
+    if (badEnv) return { outcome: { kind: 'stalled', reason: 'InvalidEnv', message: badEnv }, status: { phase: 'Failed', message: badEnv, url } };
 
     let imageRef = fn.status?.imageRef;
     let lastBuiltAt = fn.status?.lastBuiltAt;

@@ -1,0 +1,96 @@
+// Function objects the old system left in clusters: env as a list of {name, value}, and code in S3
+// (s3Key) without a codeHash. The real controller against the real API server and S3; the build Job's
+// outcome is played by the harness.
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
+import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { apps, DIGEST_A, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
+import { GROUP, VERSION } from './kube-platform-kit.ts';
+
+describe('kube controller: Functions of the old CRD', () => {
+  let kit: Kit;
+  const s3 = sharedS3();
+  const s3Key = `old-system/${Date.now()}/hello.tar.gz`;
+  before(async () => {
+    kit = await setupKit('kube-old');
+    const store = new S3ArtifactStore({
+      bucket: s3.bucket,
+      endpoint: s3.endpoint,
+      region: s3.region,
+      credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
+    });
+    // The old system's build context, where its Function points (kaniko reads it; the harness plays kaniko).
+    await store.put(s3Key, Readable.from([Buffer.from('a build context')]));
+    await kit.startController();
+    await kit.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: kit.ns,
+      plural: 'functions',
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'Function',
+        metadata: { name: 'old-hello' },
+        spec: {
+          runtime: 'nodejs20',
+          env: [
+            { name: 'GREETING', value: 'hello' },
+            { name: 'EMPTY', value: '' },
+          ],
+          s3Bucket: s3.bucket,
+          s3Key,
+        },
+      },
+    });
+  });
+  after(() => kit?.dispose());
+
+  it('builds a Function with an s3Key and no codeHash instead of leaving it Pending', async () => {
+    const [job] = await eventually(async () => {
+      const jobs = await kit.buildJobs('old-hello');
+      assert.equal(jobs.length, 1);
+      return jobs;
+    }, { timeoutMs: 60_000 });
+    const args = JSON.stringify(job?.spec?.template.spec?.containers);
+    assert.ok(args.includes(s3Key), `the build reads the old context: ${args}`);
+    await markJobSucceeded(kit.kc, kit.buildNs, job?.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    await eventually(async () => assert.ok((await kit.getFunction('old-hello'))?.status?.imageRef?.endsWith(DIGEST_A)), { timeoutMs: 60_000 });
+  });
+
+  it('reads env given as a list of {name, value} the same way as a map', async () => {
+    const dep = await eventually(async () => {
+      const d = await apps(kit.kc).readNamespacedDeployment({ name: 'old-hello', namespace: kit.ns });
+      assert.ok(d);
+      return d;
+    }, { timeoutMs: 60_000 });
+    const env = dep.spec?.template.spec?.containers[0]?.env ?? [];
+    assert.deepEqual(
+      env.filter((e) => !e.name.startsWith('SLESS_') && e.name !== 'PORT' && e.name !== 'TMPDIR').map((e) => [e.name, e.value ?? '']),
+      [
+        ['EMPTY', ''],
+        ['GREETING', 'hello'],
+      ],
+    );
+    assert.ok(!env.some((e) => /^[0-9]+$/.test(e.name)), 'no variable named after a list index');
+  });
+
+  it('marks a Function whose env the untyped schema let through but no process can take Failed, saying why', async () => {
+    await kit.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: kit.ns,
+      plural: 'functions',
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Function', metadata: { name: 'bad-env' }, spec: { runtime: 'nodejs20', env: { 'MY-VAR': 'x' }, s3Key } },
+    });
+    const fn = await eventually(async () => {
+      const f = await kit.getFunction('bad-env');
+      assert.equal(f?.status?.phase, 'Failed');
+      return f;
+    }, { timeoutMs: 60_000 });
+    assert.match(fn?.status?.message ?? '', /"MY-VAR" is not a variable name/);
+    assert.equal((await kit.buildJobs('bad-env')).length, 0);
+  });
+});
