@@ -185,11 +185,11 @@ async function baseImageSourcesDigest(runtime: Runtime): Promise<string> {
 // runtime. This table pins the sources each tag was made from: change a server, the Go runtime or a
 // base Dockerfile, and this test asks for a new imageTag (and the new digest here).
 const PINNED_SOURCES: Record<Runtime, { tag: string; digest: string }> = {
-  'python3.11': { tag: '2', digest: 'b27305360b466dff' },
-  'python3.12': { tag: '2', digest: 'c5c0244fb420660b' },
-  nodejs20: { tag: '2', digest: 'd308234a40fb5354' },
-  nodejs22: { tag: '2', digest: '10489fd6d084383f' },
-  'go1.23': { tag: '2', digest: 'c7c9e0761a09c282' },
+  'python3.11': { tag: '3', digest: '1d1b3ee513c20fb1' },
+  'python3.12': { tag: '3', digest: '3825f7c11ca5003d' },
+  nodejs20: { tag: '3', digest: '702305fe560a9d3c' },
+  nodejs22: { tag: '3', digest: '9be4308826c25955' },
+  'go1.23': { tag: '3', digest: 'e82ce5e6418a477f' },
 };
 
 describe('base image tags', () => {

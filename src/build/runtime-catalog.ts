@@ -26,18 +26,18 @@ export const RUNTIME_CATALOG = {
   'python3.11': {
     language: 'python',
     upstreamImage: 'python:3.11-slim',
-    imageTag: '2',
+    imageTag: '3',
     server: 'python/server.py',
   },
   'python3.12': {
     language: 'python',
     upstreamImage: 'python:3.12-slim',
-    imageTag: '2',
+    imageTag: '3',
     server: 'python/server.py',
   },
-  nodejs20: { language: 'node', upstreamImage: 'node:20-slim', imageTag: '2', server: 'node/server.mjs' },
-  nodejs22: { language: 'node', upstreamImage: 'node:22-slim', imageTag: '2', server: 'node/server.mjs' },
-  'go1.23': { language: 'go', upstreamImage: 'golang:1.23-bookworm', imageTag: '2', server: 'go/runtime' },
+  nodejs20: { language: 'node', upstreamImage: 'node:20-slim', imageTag: '3', server: 'node/server.mjs' },
+  nodejs22: { language: 'node', upstreamImage: 'node:22-slim', imageTag: '3', server: 'node/server.mjs' },
+  'go1.23': { language: 'go', upstreamImage: 'golang:1.23-bookworm', imageTag: '3', server: 'go/runtime' },
 } as const satisfies Record<Runtime, RuntimeEntry>;
 
 /** Paths inside the images, as runtimes/<runtime>/Dockerfile lays them out. */
