@@ -29,7 +29,7 @@ repo=$(cd "$here/../.." && pwd)
 out=${SLESS_TEST_IMAGES_DIR:-$HOME/.cache/sless-test/images}
 
 # ---- pins -------------------------------------------------------------------------------------------
-RECIPE=2                      # bump when this script builds an image differently
+RECIPE=3                      # bump when this script builds an image differently
 DEBIAN_SUITE=bookworm
 NODE20=20.20.2
 NODE22=22.23.5
@@ -176,7 +176,9 @@ build_node() { # node20|node22 VERSION
   tar -xzf "$work/npm-$NPM.tgz" -C "$root/usr/local/lib/node_modules/npm" --strip-components=1
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
-  finish_image $name "$tag" --config.env "$PATH_ENV" --config.env "NODE_VERSION=$version" --config.cmd node
+  # node reads its own CA list, not the system bundle: point it at the bundle (with this machine's CA).
+  finish_image $name "$tag" --config.env "$PATH_ENV" --config.env "NODE_VERSION=$version" \
+    --config.env NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt --config.cmd node
 }
 
 build_go() {
