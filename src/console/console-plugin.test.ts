@@ -73,6 +73,14 @@ describe('logging in', () => {
     const res = await app.inject({ url: `/funcs?token=${token}`, headers: { ...browser, host: 'sless.internal:8080' } });
     assert.doesNotMatch(String(res.headers['set-cookie']), /Secure/);
   });
+  it('answers a script’s GET /funcs?token= with the caller’s functions, without a cookie or redirect', async () => {
+    const res = await app.inject({ url: `/funcs?token=${token}` });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['set-cookie'], undefined);
+    assert.match(res.body, /^hello\tnodejs20\tReady\t/);
+    const json = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { accept: 'application/json' } });
+    assert.deepEqual(json.json().map((f: { name: string }) => f.name), ['hello', 'zeta']);
+  });
   it('refuses a token that does not verify, and sets no cookie', async () => {
     const bad = await hs256Token({}, { secret: 'another-secret-of-enough-length-012345' });
     const res = await app.inject({ url: `/funcs?token=${bad}`, headers: browser });
@@ -97,8 +105,8 @@ describe('logging in', () => {
     assert.equal(res.statusCode, 403);
     assert.equal(res.headers['set-cookie'], undefined);
   });
-  it('sends GET /funcs to the caller’s own namespace', async () => {
-    const res = await app.inject({ url: '/funcs', headers: cookie() });
+  it('sends a browser’s GET /funcs to the caller’s own namespace', async () => {
+    const res = await app.inject({ url: '/funcs', headers: { ...cookie(), ...browser } });
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, `/funcs/${NS}`);
   });

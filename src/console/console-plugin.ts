@@ -104,10 +104,16 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
 
   const secure = (request: FastifyRequest) => secureCookieFor(request.protocol, request.hostname);
 
-  // `?token=<jwt>` on any page: checked, moved into the cookie, and out of the address (and history).
+  // `?token=<jwt>` on any page. A browser's is checked, moved into the cookie and out of the address
+  // (and history); a script's (curl, JSON) authorizes that one request, as the old console's did.
+  const queryTokens = new WeakMap<FastifyRequest, TokenSource>();
   app.addHook('preHandler', async (request, reply) => {
     const token = (request.query as { token?: unknown } | undefined)?.token;
     if (request.method !== 'GET' || typeof token !== 'string') return;
+    if (answerOf(request) !== 'html') {
+      queryTokens.set(request, { token: loginToken(token), via: 'query' });
+      return;
+    }
     await access.identify(() => loginToken(token));
     const url = new URL(request.url, 'http://console.invalid');
     url.searchParams.delete('token');
@@ -139,7 +145,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
   });
 
   const sourceOrLogin = (request: FastifyRequest): TokenSource => {
-    const s = tokenOf(request.headers);
+    const s = tokenOf(request.headers) ?? queryTokens.get(request);
     if (!s) throw new HttpError('unauthorized', `no token; ${LOGIN_HINT}`);
     return s;
   };
@@ -191,6 +197,8 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
       return reply.redirect(consolePaths.functions(wanted), 303);
     }
     const caller = await access.identify(tokenGetter(sourceOrLogin(request)));
+    // Scripts get the caller's functions right here (the old console's `GET /funcs?token=`).
+    if (answerOf(request) !== 'html') return listing(request, reply, caller.namespace);
     return reply.redirect(consolePaths.functions(caller.namespace), 303);
   });
 
@@ -216,16 +224,16 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     return reply.header('set-cookie', clearedCookie(secure(request))).redirect('/funcs', 303);
   });
 
-  app.get('/:ns', async (request, reply) => {
-    const { ns } = request.params as NsParams;
+  const listing = async (request: FastifyRequest, reply: FastifyReply, ns: string) => {
     const s = await session(request, ns);
     const page = await functionsPage(src, ns);
     const answer = negotiate(request.headers.accept);
-    if (answer === 'json') return page.records.map(map.functionJson);
+    if (answer === 'json') return reply.send(page.records.map(map.functionJson));
     if (answer === 'text') return text(reply, plainTextListing(page.records));
     const refreshMs = page.busy ? REFRESH_MS.busy : REFRESH_MS.idle;
     return html(reply, render('functions', { ...layout(s, ns, `Functions in ${ns}`, { nav: 'functions', refreshMs }), ...page }));
-  });
+  };
+  app.get('/:ns', async (request, reply) => listing(request, reply, (request.params as NsParams).ns));
 
   app.get('/:ns/functions/:name', { schema: { params: nameParams } }, async (request, reply) => {
     const { ns, name } = request.params as NsParams;

@@ -9,7 +9,8 @@ export const COOKIE_PATH = '/funcs';
 export const CSRF_HEADER = 'x-csrf-token';
 export const CSRF_FIELD = '_csrf';
 
-export type TokenSource = { readonly token: string; readonly via: 'header' | 'cookie' };
+/** `query`: a script's `?token=` on a GET (never for an action). */
+export type TokenSource = { readonly token: string; readonly via: 'header' | 'cookie' | 'query' };
 
 /** One cookie's value from a Cookie header, or undefined. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
@@ -90,6 +91,7 @@ export function csrfProblem(req: {
   readonly ownHost: string;
 }): string | undefined {
   if (req.source.via === 'header') return undefined;
+  if (req.source.via === 'query') return 'a token in the address cannot act; send it as "Authorization: Bearer <jwt>"';
   const crossSite = foreignRequest(req);
   if (crossSite) return crossSite;
   if (!csrfMatches(req.source.token, req.given)) {
