@@ -1,7 +1,20 @@
-// Composition of the reconcile machinery: informers over the four sless kinds and the Jobs the controller
-// starts, one work queue per kind (a key never runs twice at once), bounded pools for syncs, builds and
+// Composition of the reconcile machinery: informers over the four sless kinds and over what the controller
+// owns (Jobs, Deployments, Services, CronJobs labelled managed-by=sless: a change or deletion of one
+// enqueues its owner at once, so drift heals in seconds), one work queue per kind (a key never runs twice at once), bounded pools for syncs, builds and
 // the rest, and the event → key mapping between them. `sless controller` starts it on the elected leader.
-import { BatchV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1CronJob,
+  type V1Deployment,
+  type V1Job,
+  type V1Service,
+} from '@kubernetes/client-node';
 import PQueue from 'p-queue';
 import { Registry } from 'prom-client';
 import type { ArtifactStore } from '../../build/artifact-store.ts';
@@ -18,7 +31,9 @@ import { keyOf, type Caches, type ControllerLogger, type ReconcileContext } from
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
 import { apiMessage, KubeClient, VERSION } from './runtime/kube-client.ts';
+import { InformerGroup } from './runtime/informer-group.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
+import { listAllPages } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
 import { LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
@@ -54,13 +69,23 @@ export class Controller {
     functions: ResilientInformer<FunctionResource & KubernetesObject>;
     triggers: ResilientInformer<TriggerResource & KubernetesObject>;
     functionJobs: ResilientInformer<FunctionJobResource & KubernetesObject>;
-    jobs: JobCache;
+    jobs: InformerGroup<V1Job>;
+    deployments: InformerGroup<V1Deployment>;
+    services: InformerGroup<V1Service>;
+    cronJobs: InformerGroup<V1CronJob>;
   };
   private readonly queues: Record<SlessKind, WorkQueue>;
   private readonly repositoryReconciler: RepositoryReconciler;
+  private readonly functionReconciler: FunctionReconciler;
+  private readonly triggerReconciler: TriggerReconciler;
   /** Last seen generation + requestedAt per repository: only those changes (not our status writes) start a sync. */
   private readonly seenRepos = new Map<string, string>();
   private started = false;
+  /** Every informer has listed: before that, an owned object's event could reach a reconciler that cannot see its owner yet. */
+  private synced = false;
+  private markSynced!: () => void;
+  /** Reconciles wait for it: a reconciler must see every cache complete (an owner, its Triggers, its workloads). */
+  private readonly allSynced = new Promise<void>((resolve) => (this.markSynced = resolve));
   private stopped = false;
   private readonly pools: Record<'syncs' | 'builds' | 'other', PQueue>;
 
@@ -88,36 +113,64 @@ export class Controller {
         name: KINDS[kind].plural,
         path: `/apis/${GROUP}/${VERSION}/${watchNs ? `namespaces/${watchNs}/` : ''}${KINDS[kind].plural}`,
         list: () =>
-          (watchNs
-            ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: watchNs, plural: KINDS[kind].plural })
-            : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural })) as Promise<KubernetesListObject<T>>,
+          listAllPages(
+            (page) =>
+              (watchNs
+                ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: watchNs, plural: KINDS[kind].plural, ...page })
+                : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural, ...page })) as Promise<KubernetesListObject<T>>,
+          ),
         resyncMs,
         onEvent,
         onError,
         ...(opts.timers ? { timers: opts.timers } : {}),
       });
     const selector = `${LABELS.managedBy}=sless`;
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    /** Informers over objects labelled managed-by=sless: in the watched namespace (plus `extraNamespaces`), or cluster-wide. */
+    const owned = <T extends KubernetesObject>(
+      plural: string,
+      apiVersion: string,
+      page: (ns: string | undefined, page: { limit: number; _continue?: string }) => Promise<KubernetesListObject<T>>,
+      onEvent: (o: T, e: InformerEvent) => void,
+      extraNamespaces: readonly string[] = [],
+    ) =>
+      new InformerGroup<T>(
+        (watchNs ? [...new Set([watchNs, ...extraNamespaces])] : [undefined]).map((ns) => {
+          const base = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`;
+          return new ResilientInformer<T>({
+            kubeConfig,
+            name: ns ? `${plural} in ${ns}` : plural,
+            path: ns ? `${base}/namespaces/${ns}/${plural}` : `${base}/${plural}`,
+            list: () => listAllPages((p) => page(ns, p)),
+            labelSelector: selector,
+            onEvent: (e, o) => onEvent(o, e),
+            onError,
+            ...(opts.timers ? { timers: opts.timers } : {}),
+          });
+        }),
+      );
     this.informers = {
       repositories: crdInformer('FunctionRepository', (e, o) => this.onRepository(e, o)),
       functions: crdInformer('Function', (_e, o) => this.onFunction(o)),
       triggers: crdInformer('Trigger', (_e, o) => this.onTrigger(o)),
       functionJobs: crdInformer('FunctionJob', (_e, o) => this.queues.FunctionJob.add(keyOf(o))),
-      jobs: new JobCache(
-        // Namespace-scoped: only the watched namespace and the build namespace (so namespaced RBAC suffices).
-        (watchNs ? [...new Set([watchNs, settings.buildNamespace])] : [undefined]).map(
-          (ns) =>
-            new ResilientInformer<V1Job>({
-              kubeConfig,
-              name: ns ? `jobs in ${ns}` : 'jobs',
-              path: ns ? `/apis/batch/v1/namespaces/${ns}/jobs` : '/apis/batch/v1/jobs',
-              list: () =>
-                ns ? batch.listNamespacedJob({ namespace: ns, labelSelector: selector }) : batch.listJobForAllNamespaces({ labelSelector: selector }),
-              labelSelector: selector,
-              onEvent: (_e, o) => this.onJob(o),
-              onError,
-              ...(opts.timers ? { timers: opts.timers } : {}),
-            }),
-        ),
+      jobs: owned<V1Job>('jobs', 'batch/v1', (ns, page) =>
+        ns ? batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }) : batch.listJobForAllNamespaces({ labelSelector: selector, ...page }),
+        (o) => this.onJob(o),
+        [settings.buildNamespace],
+      ),
+      deployments: owned<V1Deployment>('deployments', 'apps/v1', (ns, page) =>
+        ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector: selector, ...page }) : apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...page }),
+        (o, e) => this.onOwned(o, e),
+      ),
+      services: owned<V1Service>('services', 'v1', (ns, page) =>
+        ns ? core.listNamespacedService({ namespace: ns, labelSelector: selector, ...page }) : core.listServiceForAllNamespaces({ labelSelector: selector, ...page }),
+        (o, e) => this.onOwned(o, e),
+      ),
+      cronJobs: owned<V1CronJob>('cronjobs', 'batch/v1', (ns, page) =>
+        ns ? batch.listNamespacedCronJob({ namespace: ns, labelSelector: selector, ...page }) : batch.listCronJobForAllNamespaces({ labelSelector: selector, ...page }),
+        (o, e) => this.onOwned(o, e),
       ),
     };
     const caches: Caches = this.informers;
@@ -134,8 +187,8 @@ export class Controller {
       ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
     };
     this.repositoryReconciler = new RepositoryReconciler(ctx);
-    const functions = new FunctionReconciler(ctx);
-    const triggers = new TriggerReconciler(ctx);
+    const functions = (this.functionReconciler = new FunctionReconciler(ctx));
+    const triggers = (this.triggerReconciler = new TriggerReconciler(ctx));
     const functionJobs = new FunctionJobReconciler(ctx);
     const c = settings.concurrency ?? {};
     const pools = (this.pools = {
@@ -150,6 +203,7 @@ export class Controller {
         ...(opts.backoff ? { backoff: opts.backoff } : {}),
         ...(opts.timers ? { timers: opts.timers } : {}),
         handler: async (key) => {
+          await this.allSynced;
           const end = this.metrics.reconcileDuration.startTimer({ kind });
           try {
             const result = (await handler(key)) as { requeueAfterMs?: number } | void;
@@ -180,10 +234,13 @@ export class Controller {
     if (this.started) return;
     this.started = true;
     await this.removeLegacyBuildSecret();
-    // Jobs first, so the Function reconciler finds running builds in its cache and never starts a twin.
-    await this.informers.jobs.start();
+    // What the controller owns first: the Function reconciler then finds running builds in its cache (never a
+    // twin), and the workloads it would apply (a restarted controller re-applies nothing that is in place).
+    await Promise.all([this.informers.jobs.start(), this.informers.deployments.start(), this.informers.services.start(), this.informers.cronJobs.start()]);
     await Promise.all([this.informers.functions.start(), this.informers.triggers.start(), this.informers.functionJobs.start()]);
     await this.informers.repositories.start();
+    this.synced = true;
+    this.markSynced();
     this.opts.logger.info('ControllerStarted: informers synced, reconciling', { reason: 'ControllerStarted' });
   }
 
@@ -265,6 +322,27 @@ export class Controller {
   }
 
   /**
+   * A Deployment, Service or CronJob of a Function changed or went away: its owner reconciles now and puts
+   * it back as it should be (a no-op when it already is). Resyncs are left to the owners' own.
+   */
+  private onOwned(obj: KubernetesObject, event: InformerEvent): void {
+    // Before the sync their owners are not in the caches yet (a Trigger reconciler would take its CronJob for an
+    // orphan); the owners' own first events reconcile everything anyway.
+    if (event === 'resync' || !this.synced) return;
+    const labels = obj.metadata?.labels ?? {};
+    const namespace = obj.metadata?.namespace ?? '';
+    if (labels[LABELS.trigger]) {
+      const key = `${namespace}/${labels[LABELS.trigger]}`;
+      if (event === 'delete') this.triggerReconciler.forgetApplied(key);
+      this.queues.Trigger.add(key);
+    } else if (labels[LABELS.function]) {
+      const key = `${namespace}/${labels[LABELS.function]}`;
+      if (event === 'delete') this.functionReconciler.forgetApplied(key);
+      this.queues.Function.add(key);
+    }
+  }
+
+  /**
    * Builds hold no S3 key any more (they read their context through a presigned URL): remove the copy of
    * ours that earlier versions kept in the build namespace.
    */
@@ -278,31 +356,6 @@ export class Controller {
         { reason: 'LegacyBuildSecret' },
       );
     }
-  }
-}
-
-/** One or more Job informers (per namespace when the controller is namespace-scoped) read as one cache. */
-class JobCache {
-  constructor(private readonly informers: ReadonlyArray<ResilientInformer<V1Job>>) {}
-
-  get(name: string, namespace?: string): V1Job | undefined {
-    for (const i of this.informers) {
-      const found = i.get(name, namespace);
-      if (found) return found;
-    }
-    return undefined;
-  }
-
-  list(namespace?: string): readonly V1Job[] {
-    return this.informers.flatMap((i) => i.list(namespace));
-  }
-
-  async start(): Promise<void> {
-    await Promise.all(this.informers.map((i) => i.start()));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.informers.map((i) => i.stop()));
   }
 }
 

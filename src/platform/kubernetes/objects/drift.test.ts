@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inSync, normalize } from './drift.ts';
+import { covers, inSync, normalize, stamped, upToDate } from './drift.ts';
 
 describe('inSync', () => {
   const desired = {
@@ -23,5 +23,35 @@ describe('inSync', () => {
   });
   it('normalises key order', () => {
     assert.equal(JSON.stringify(normalize({ b: 1, a: { d: [], c: 2 } })), '{"a":{"c":2},"b":1}');
+  });
+});
+
+describe('stamped + upToDate (owned workloads)', () => {
+  const base = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'f', labels: { a: '1' } as Record<string, string>, annotations: {} as Record<string, string> },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'i' }] } } },
+  };
+  const desired = stamped(base);
+  const live = () => ({
+    metadata: { name: 'f', labels: { a: '1', extra: 'x' }, annotations: { ...desired.metadata?.annotations }, resourceVersion: '7' },
+    spec: { replicas: 1, progressDeadlineSeconds: 600, template: { spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'IfNotPresent' }] } } },
+    status: { availableReplicas: 1 },
+  });
+  it('is up to date when the live object (from a LIST: no apiVersion/kind) carries our form plus server defaults', () => {
+    assert.equal(upToDate(desired, live()), true);
+  });
+  it('is not when someone changed a field we set, when we changed our form, or when it is gone', () => {
+    const scaled = live();
+    scaled.spec.replicas = 3;
+    assert.equal(upToDate(desired, scaled), false);
+    const other = stamped({ ...base, spec: { ...base.spec, replicas: 0 } });
+    assert.equal(upToDate(other, live()), false, 'a new form has a new hash');
+    assert.equal(upToDate(desired, undefined), false);
+  });
+  it('covers compares arrays element by element and by length', () => {
+    assert.equal(covers({ a: [{ x: 1 }] }, { a: [{ x: 1, y: 2 }] }), true);
+    assert.equal(covers({ a: [{ x: 1 }] }, { a: [{ x: 1 }, { x: 2 }] }), false);
   });
 });

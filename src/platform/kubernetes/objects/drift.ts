@@ -1,5 +1,6 @@
 // Whether a live object already is what we would apply, so an unchanged sync sends nothing. The API
 // server fills defaults and may drop empty values, so both sides are normalised before comparing.
+import { createHash } from 'node:crypto';
 import { ANNOTATIONS, LABELS } from './meta.ts';
 
 type Json = unknown;
@@ -40,6 +41,52 @@ export function inSync(desired: Desired, live: Desired | undefined, defaults: ob
   const owner = desired.metadata?.ownerReferences?.[0]?.uid;
   if (owner && !live.metadata?.ownerReferences?.some((r) => r.uid === owner)) return false;
   return JSON.stringify(normalize({ ...defaults, ...desired.spec })) === JSON.stringify(normalize({ ...defaults, ...live.spec }));
+}
+
+/**
+ * True when every field `desired` sets (after normalize) has that value in `live`: what the API server
+ * defaults or other controllers add (status, template defaults, clusterIP) is ignored; arrays must have the
+ * same length, element by element. For workloads, whose live form carries many server defaults.
+ */
+export function covers(desired: Json, live: Json): boolean {
+  const want = normalize(desired);
+  if (want === undefined) return true;
+  if (Array.isArray(want)) {
+    const have = normalize(live);
+    return Array.isArray(have) && have.length === want.length && want.every((w, i) => covers(w, have[i]));
+  }
+  if (typeof want === 'object') {
+    if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
+    return Object.entries(want as Record<string, Json>).every(([k, v]) => covers(v, (live as Record<string, Json>)[k]));
+  }
+  return want === live || (typeof want === 'number' && String(want) === live);
+}
+
+interface Workload {
+  metadata?: { annotations?: Record<string, string> };
+  spec?: unknown;
+}
+
+/** `obj` with the hash of its own form in an annotation, so a later reconcile (in any process) sees what was applied. */
+export function stamped<T extends Workload>(obj: T): T {
+  const hash = createHash('sha256').update(JSON.stringify(normalize(obj))).digest('hex').slice(0, 16);
+  return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata?.annotations, [ANNOTATIONS.appliedHash]: hash } } };
+}
+
+/**
+ * Whether applying a `stamped` object would change nothing: the live one was applied from the same form
+ * (so nothing we stopped sending lingers) and still carries every field of it (nobody changed or removed
+ * one since). A missing live object is never up to date.
+ */
+export function upToDate(desired: Workload, live: Workload | undefined): boolean {
+  const hash = desired.metadata?.annotations?.[ANNOTATIONS.appliedHash];
+  // Only metadata and spec: objects from a LIST carry no apiVersion/kind, and status is not ours.
+  return (
+    !!live &&
+    !!hash &&
+    live.metadata?.annotations?.[ANNOTATIONS.appliedHash] === hash &&
+    covers({ metadata: desired.metadata, spec: desired.spec }, { metadata: live.metadata, spec: live.spec })
+  );
 }
 
 /** The build key a repository sync last uploaded a context for (lets the next sync skip S3 entirely). */

@@ -29,6 +29,8 @@ export const ANNOTATIONS = {
   runId: `${GROUP}/run-id`,
   /** On Triggers made through POST /v1/.../triggers (tells them from the `<fn>-http` sless made itself before). */
   clientTrigger: `${GROUP}/client-trigger`,
+  /** Hash of the form we last applied to an owned workload (objects/drift.ts stamped/upToDate). */
+  appliedHash: `${GROUP}/applied-hash`,
 } as const;
 
 export interface ObjectRef {

@@ -1,7 +1,7 @@
 // What every reconciler gets: the API client, the informer caches (reads never hit the API server), the
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1CronJob, V1Deployment, V1Job, V1Service } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
 import type { BuildLog } from '../../../store/types.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../objects/resources.ts';
@@ -28,6 +28,10 @@ export interface Caches {
   readonly functionJobs: Cache<FunctionJobResource>;
   /** Jobs labelled managed-by=sless: kaniko builds and FunctionJob runs. */
   readonly jobs: Cache<V1Job>;
+  /** What Functions and Triggers own, labelled managed-by=sless: compared before applying, watched for drift. */
+  readonly deployments: Cache<V1Deployment>;
+  readonly services: Cache<V1Service>;
+  readonly cronJobs: Cache<V1CronJob>;
 }
 
 export interface ReconcileContext {

@@ -2,13 +2,13 @@
 // image as a Deployment + Service. Builds are kaniko Jobs in the build namespace, named from the build key,
 // so a restarted controller adopts a running build instead of starting a second one. A failed build leaves
 // the previous Deployment serving.
-import { createHash } from 'node:crypto';
 import type { V1Job } from '@kubernetes/client-node';
 import { isArtifactStoreError } from '../../../build/artifact-store.ts';
 import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
-import { FINALIZER, LABELS } from '../objects/meta.ts';
+import { stamped, upToDate } from '../objects/drift.ts';
+import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
 import type { BuildRecord } from '../../../store/types.ts';
@@ -42,11 +42,6 @@ export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn:
 
 export class FunctionReconciler {
   /**
-   * What this process last applied per function (hash of Deployment + Service) and when, to skip no-op
-   * applies; after a resync period the objects are applied again, which also undoes manual drift.
-   */
-  private readonly applied = new Map<string, { hash: string; at: number }>();
-  /**
    * The last build outcome recorded per function (`<job name> <outcome>`). The informer cache can lag
    * behind our status write, so a reconcile may see the same finished Job as new once more; this keeps
    * the BuildLog at one record per outcome. Across controllers, the status (imageRef / Failed message)
@@ -54,7 +49,18 @@ export class FunctionReconciler {
    */
   private readonly recordedBuilds = new Map<string, string>();
 
+  /**
+   * What this process applied per function and which resourceVersion the cache showed then: until the
+   * cache moves past that version it lags behind our own apply, and applying again would be a wasted request.
+   */
+  private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
+
   constructor(private readonly ctx: ReconcileContext) {}
+
+  /** Its Deployment or Service went away: the next reconcile must not trust what it applied before. */
+  forgetApplied(key: string): void {
+    this.applied.delete(key);
+  }
 
   async reconcile(key: string): Promise<HandlerResult | void> {
     const ctx = this.ctx;
@@ -212,18 +218,24 @@ export class FunctionReconciler {
   private async deploy(fn: FunctionResource, key: string, imageRef: string): Promise<void> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
-    const deployment = functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) });
-    const service = functionService(fn);
-    const hash = createHash('sha256').update(JSON.stringify([deployment, service])).digest('hex');
+    const deployment = stamped(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }));
+    const service = stamped(functionService(fn));
+    const liveDeployment = ctx.caches.deployments.get(name, namespace);
+    const hash = deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
     const last = this.applied.get(key);
-    const now = ctx.now().getTime();
-    if (last?.hash === hash && now - last.at < (ctx.settings.resyncMs ?? 10 * 60_000)) return;
-    await ctx.kube.apply(deployment);
-    await ctx.kube.apply(service);
-    if ((last !== undefined && last.hash !== hash) || fn.status?.imageRef !== imageRef) {
+    if (last?.hash === hash && last.before === liveDeployment?.metadata?.resourceVersion) return; // the cache lags behind our apply
+    const deploymentCurrent = upToDate(deployment, liveDeployment);
+    // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
+    if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return;
+    if (!deploymentCurrent) await ctx.kube.apply(deployment);
+    if (!upToDate(service, ctx.caches.services.get(name, namespace))) await ctx.kube.apply(service);
+    const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
+    if (!deploymentCurrent && (newForm || fn.status?.imageRef !== imageRef)) {
       record(ctx, fn, 'Normal', 'Deployed', `Deployment ${namespace}/${name} runs ${imageRef}`);
+    } else if (!deploymentCurrent) {
+      ctx.logger.info(`DriftRepaired: Function ${namespace}/${name}: its Deployment was changed or removed; applied again`, { reason: 'DriftRepaired' });
     }
-    this.applied.set(key, { hash, at: now });
+    if (!deploymentCurrent) this.applied.set(key, { hash, before: liveDeployment?.metadata?.resourceVersion });
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */
@@ -283,3 +295,4 @@ function toIso(t: Date | string | undefined): string | undefined {
   if (!t) return undefined;
   return new Date(t).toISOString();
 }
+

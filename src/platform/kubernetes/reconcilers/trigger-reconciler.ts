@@ -2,7 +2,8 @@
 // cron → a CronJob running the function's own image in job mode, suspended while disabled.
 import type { V1CronJob } from '@kubernetes/client-node';
 import { cronJobName, triggerCronJob } from '../objects/job-workloads.ts';
-import { LABELS } from '../objects/meta.ts';
+import { stamped, upToDate } from '../objects/drift.ts';
+import { ANNOTATIONS, LABELS } from '../objects/meta.ts';
 import type { Outcome } from './conditions.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
 import { functionUrl } from './function-reconciler.ts';
@@ -11,7 +12,15 @@ import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { TriggerResource } from '../objects/resources.ts';
 
 export class TriggerReconciler {
+  /** Hash applied per Trigger and the CronJob resourceVersion the cache showed then (see FunctionReconciler.applied). */
+  private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
+
   constructor(private readonly ctx: ReconcileContext) {}
+
+  /** Its CronJob went away: the next reconcile must not trust what it applied before. */
+  forgetApplied(key: string): void {
+    this.applied.delete(key);
+  }
 
   async reconcile(key: string): Promise<HandlerResult | void> {
     const ctx = this.ctx;
@@ -19,6 +28,7 @@ export class TriggerReconciler {
     const trigger = ctx.caches.triggers.get(name, namespace);
     if (!trigger || trigger.metadata?.deletionTimestamp) {
       // A CronJob is owned by the Function, so it outlives a deleted Trigger unless removed here.
+      this.applied.delete(key);
       await this.removeCronJob(namespace, name);
       return;
     }
@@ -45,8 +55,19 @@ export class TriggerReconciler {
         outcome = { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${spec.functionRef} has no image yet` };
         fields = { active: false };
       } else {
-        const applied = await ctx.kube.apply<V1CronJob>(triggerCronJob(ctx.settings, fn, trigger, fn.status.imageRef));
-        const last = applied.status?.lastScheduleTime;
+        const desired = stamped(triggerCronJob(ctx.settings, fn, trigger, fn.status.imageRef));
+        const cronName = desired.metadata?.name ?? '';
+        const hash = desired.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
+        let live = ctx.caches.cronJobs.get(cronName, namespace);
+        const memo = this.applied.get(key);
+        const lagging = memo?.hash === hash && memo.before === live?.metadata?.resourceVersion;
+        // Unchanged and untouched (the CronJob watch enqueues this Trigger on any change): no request.
+        if (!lagging && !upToDate(desired, live)) {
+          const before = live?.metadata?.resourceVersion;
+          live = await ctx.kube.apply<V1CronJob>(desired);
+          this.applied.set(key, { hash, before });
+        }
+        const last = live?.status?.lastScheduleTime ?? trigger.status?.lastScheduleTime;
         outcome = {
           kind: 'ready',
           reason: enabled ? 'Scheduled' : 'Suspended',
@@ -63,7 +84,7 @@ export class TriggerReconciler {
 
   private async removeCronJob(namespace: string, triggerName: string): Promise<void> {
     const name = cronJobName({ metadata: { name: triggerName } });
-    const existing = await this.ctx.kube.read<V1CronJob>('batch/v1', 'CronJob', namespace, name);
+    const existing = this.ctx.caches.cronJobs.get(name, namespace);
     if (existing?.metadata?.labels?.[LABELS.trigger] === triggerName) {
       await this.ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name, namespace } });
     }

@@ -1,7 +1,9 @@
 // client-node's ListWatch relists after 410 Gone but stops for good on any other error (a dropped
 // connection, an apiserver restart, RBAC hiccups). This wrapper restarts it with exponential backoff,
-// forever, and replays the whole cache every resync period so missed events heal.
+// forever, and replays the whole cache every resync period so missed events heal. Every object it caches
+// is slimmed (slim.ts: no managedFields) as it arrives, from the list and from the watch alike.
 import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ListPromise, type ObjectCache } from '@kubernetes/client-node';
+import { slimObject } from './slim.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
 export type InformerEvent = 'add' | 'update' | 'delete' | 'resync';
@@ -44,14 +46,16 @@ export class ResilientInformer<T extends KubernetesObject> {
     // before listing: a successful list is the only reliable sign of health.
     const list = async () => {
       const result = await opts.list();
+      for (const o of result.items) slimObject(o);
       this.failures = 0;
       this.markSynced();
       return result;
     };
     this.informer = make<T>(opts.kubeConfig, opts.path, list, opts.labelSelector);
-    this.informer.on('add', (o) => opts.onEvent('add', o));
-    this.informer.on('update', (o) => opts.onEvent('update', o));
-    this.informer.on('delete', (o) => opts.onEvent('delete', o));
+    // ListWatch caches the very object it hands to these callbacks: slimming it here slims the cache.
+    this.informer.on('add', (o) => opts.onEvent('add', slimObject(o)));
+    this.informer.on('update', (o) => opts.onEvent('update', slimObject(o)));
+    this.informer.on('delete', (o) => opts.onEvent('delete', slimObject(o)));
     this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
   }
 

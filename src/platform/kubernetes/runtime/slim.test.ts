@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { listAllPages, slimObject } from './slim.ts';
+
+describe('slimObject', () => {
+  it('drops managedFields and the last-applied annotation, keeps everything else', () => {
+    const obj = {
+      metadata: { name: 'a', managedFields: [{ manager: 'sless' }], annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', keep: 'yes' }, labels: { l: '1' } },
+      spec: { x: 1 },
+    } as KubernetesObject & { spec: unknown };
+    const out = slimObject(obj);
+    assert.equal(out, obj, 'in place');
+    assert.deepEqual(out, { metadata: { name: 'a', annotations: { keep: 'yes' }, labels: { l: '1' } }, spec: { x: 1 } });
+  });
+});
+
+describe('listAllPages', () => {
+  it('follows continue tokens, transforms every item and keeps the first page resourceVersion', async () => {
+    const pages: Record<string, KubernetesListObject<KubernetesObject>> = {
+      '': { items: [{ metadata: { name: 'a' } }], metadata: { resourceVersion: '10', _continue: 'p2' } },
+      p2: { items: [{ metadata: { name: 'b' } }], metadata: { resourceVersion: '10', _continue: 'p3' } },
+      p3: { items: [{ metadata: { name: 'c' } }], metadata: { resourceVersion: '10' } },
+    };
+    const asked: Array<{ limit: number; _continue?: string }> = [];
+    const list = await listAllPages(
+      async (o) => {
+        asked.push(o);
+        return pages[o._continue ?? '']!;
+      },
+      (o) => ({ ...o, metadata: { ...o.metadata, labels: { seen: 'y' } } }),
+      1,
+    );
+    assert.deepEqual(list.items.map((i) => `${i.metadata?.name}:${i.metadata?.labels?.seen}`), ['a:y', 'b:y', 'c:y']);
+    assert.equal(list.metadata?.resourceVersion, '10');
+    assert.equal(list.metadata?._continue, undefined);
+    assert.deepEqual(asked, [{ limit: 1 }, { limit: 1, _continue: 'p2' }, { limit: 1, _continue: 'p3' }]);
+  });
+});

@@ -1,0 +1,43 @@
+// What the informer caches keep: only the fields the controller reads. managedFields (server-side apply's
+// per-field ownership, often larger than the object itself) and kubectl's last-applied annotation are
+// dropped from every cached object, in place, as it arrives. LISTs come in pages, so a first list of
+// thousands of objects never arrives as one huge response.
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Strips what no reconciler reads; returns the same object. */
+export function slimObject<T extends KubernetesObject>(obj: T): T {
+  const meta = obj.metadata as (KubernetesObject['metadata'] & { managedFields?: unknown }) | undefined;
+  if (meta) {
+    delete meta.managedFields;
+    if (meta.annotations?.[LAST_APPLIED] !== undefined) {
+      const { [LAST_APPLIED]: _dropped, ...rest } = meta.annotations;
+      meta.annotations = rest;
+    }
+  }
+  return obj;
+}
+
+export const PAGE_SIZE = 500;
+
+/**
+ * Lists page by page (`limit` + `continue`) and answers one list: the items of every page and the first
+ * page's resourceVersion (all pages of one LIST come from the same snapshot, so a watch from there
+ * misses nothing).
+ */
+export async function listAllPages<T extends KubernetesObject>(
+  page: (opts: { limit: number; _continue?: string }) => Promise<KubernetesListObject<T>>,
+  transform: (o: T) => T = (o) => o,
+  limit = PAGE_SIZE,
+): Promise<KubernetesListObject<T>> {
+  const first = await page({ limit });
+  const items = first.items.map(transform);
+  let next = first.metadata?._continue;
+  while (next) {
+    const more = await page({ limit, _continue: next });
+    for (const o of more.items) items.push(transform(o));
+    next = more.metadata?._continue;
+  }
+  return { ...first, metadata: { ...first.metadata, _continue: undefined }, items };
+}

@@ -1,0 +1,93 @@
+// Drift heals in seconds (issue 11 item 7) and nothing is written when nothing changed (issue 15): the
+// controller watches the Deployments, Services and CronJobs it owns, so deleting or changing one brings
+// it back well before any resync (the kit's resync period is 60 s); a reconcile that finds everything as
+// it should be sends no apply; a restarted controller re-applies nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
+import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { apps, batchApi, core, customApi, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+
+const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n';
+const WORKLOAD_WRITES = ['apply:Deployment', 'apply:Service', 'apply:CronJob'];
+
+/** The workload applies and status writes a controller's client made so far. */
+function writes(kube: KubeClient): Record<string, number> {
+  return Object.fromEntries(Object.entries(kube.requestsByOperation).filter(([op]) => WORKLOAD_WRITES.includes(op) || op.startsWith('status:')));
+}
+
+describe('kube controller: owned objects are watched', () => {
+  let kit: Kit;
+  before(async () => {
+    kit = await setupKit('kube-drift');
+    await kit.clone.write(nodeFunction('drifty', { yaml: CRON_YAML }));
+    await kit.clone.commitAndPush('one function');
+    await kit.startController();
+    await kit.createRepository('drift');
+    const [job] = await eventually(async () => {
+      const jobs = await kit.buildJobs();
+      assert.equal(jobs.length, 1);
+      return jobs;
+    }, { timeoutMs: 30_000 });
+    await markJobSucceeded(kit.kc, kit.buildNs, job!.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    await eventually(async () => {
+      assert.equal((await kit.getFunction('drifty'))?.status?.phase, 'Ready');
+      await batchApi(kit.kc).readNamespacedCronJob({ namespace: kit.ns, name: 'drifty-cron-nightly' });
+    }, { timeoutMs: 30_000 });
+  });
+  after(() => kit?.dispose());
+
+  it('a reconcile that finds everything in place writes nothing', async () => {
+    await new Promise((r) => setTimeout(r, 2_000)); // let the caches catch up with the last writes
+    const before = writes(kit.controller!.kube);
+    // A metadata change of the Function enqueues it and its Triggers.
+    await customApi(kit.kc).patchNamespacedCustomObject(
+      { group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functions', name: 'drifty', body: [{ op: 'add', path: '/metadata/labels/poke', value: '1' }] },
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    assert.deepEqual(writes(kit.controller!.kube), before);
+  });
+
+  for (const [kind, remove, read] of [
+    ['Deployment', () => apps(kit.kc).deleteNamespacedDeployment({ namespace: kit.ns, name: 'drifty' }), () => apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'drifty' })],
+    ['Service', () => core(kit.kc).deleteNamespacedService({ namespace: kit.ns, name: 'drifty' }), () => core(kit.kc).readNamespacedService({ namespace: kit.ns, name: 'drifty' })],
+    [
+      'CronJob',
+      () => batchApi(kit.kc).deleteNamespacedCronJob({ namespace: kit.ns, name: 'drifty-cron-nightly' }),
+      () => batchApi(kit.kc).readNamespacedCronJob({ namespace: kit.ns, name: 'drifty-cron-nightly' }),
+    ],
+  ] as const) {
+    it(`a deleted ${kind} is back within seconds, not at the next resync`, async () => {
+      const old = await read();
+      await remove();
+      const t0 = Date.now();
+      const back = await eventually(async () => {
+        const now = await read();
+        assert.notEqual(now.metadata?.uid, old.metadata?.uid);
+        return now;
+      }, { timeoutMs: 20_000 });
+      assert.ok(Date.now() - t0 < 20_000);
+      assert.equal(back.metadata?.ownerReferences?.[0]?.name, 'drifty');
+    });
+  }
+
+  it('a Deployment changed by hand is put back', async () => {
+    await apps(kit.kc).patchNamespacedDeployment(
+      { namespace: kit.ns, name: 'drifty', body: [{ op: 'replace', path: '/spec/replicas', value: 3 }] },
+    );
+    await eventually(async () => assert.equal((await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'drifty' })).spec?.replicas, 1), { timeoutMs: 20_000 });
+  });
+
+  it('a restarted controller re-applies nothing and rebuilds nothing', async () => {
+    await new Promise((r) => setTimeout(r, 2_000));
+    const buildJobs = (await kit.buildJobs()).length;
+    await kit.stopController();
+    const fresh = await kit.startController();
+    await kit.controller!.requestSync(kit.ns, 'drift');
+    await eventually(async () => assert.ok((fresh.kube.requestsByOperation['status:FunctionRepository'] ?? 0) >= 1 || (await kit.getRepository('drift')).status), { timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 4_000));
+    const applied = Object.fromEntries(Object.entries(fresh.kube.requestsByOperation).filter(([op]) => op.startsWith('apply:') || op === 'createIfAbsent'));
+    assert.deepEqual(applied, {}, `a restart applied ${JSON.stringify(applied)}`);
+    assert.equal((await kit.buildJobs()).length, buildJobs);
+  });
+});
