@@ -27,12 +27,12 @@ describe('baseImageOf', () => {
   it('puts the prefix, the runtime and its image tag together', () => {
     assert.equal(
       baseImageOf('python3.11', 'registry.example.com/sless'),
-      'registry.example.com/sless/sless-runtime-python3.11:2',
+      'registry.example.com/sless/sless-runtime-python3.11:3',
     );
-    assert.equal(baseImageOf('go1.23', 'localhost:5000/'), 'localhost:5000/sless-runtime-go1.23:2');
+    assert.equal(baseImageOf('go1.23', 'localhost:5000/'), 'localhost:5000/sless-runtime-go1.23:3');
   });
   it('gives a bare local image name for an empty prefix', () => {
-    assert.equal(baseImageOf('nodejs22', ''), 'sless-runtime-nodejs22:2');
+    assert.equal(baseImageOf('nodejs22', ''), 'sless-runtime-nodejs22:3');
   });
 });
 

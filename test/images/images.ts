@@ -5,7 +5,7 @@
 //   settings = { ...settings, kanikoImage: images.kanikoImage, buildToolsImage: images.buildToolsImage,
 //                runtimeImagePrefix: images.runtimeImagePrefix };
 //
-// The runtime images get the catalog's tag (`sless-runtime-nodejs20:2`, what baseImageOf names), the build
+// The runtime images get the catalog's tag (`sless-runtime-nodejs20:3`, what baseImageOf names), the build
 // tools image BUILD_TOOLS_IMAGE.tag, kaniko its version. skopeo skips blobs the registry already has.
 import { execFile } from 'node:child_process';
 import { access } from 'node:fs/promises';
