@@ -13,6 +13,7 @@ import { HttpError } from './errors.ts';
 import type { NamespaceAccess } from './namespace-access.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
 import { readZip, ZipError, type ZipLimits } from './read-zip.ts';
+import { UploadGate, type UploadCaps } from './upload-gate.ts';
 import { writeZip } from './write-zip.ts';
 
 export interface ApiPluginOptions {
@@ -22,6 +23,8 @@ export interface ApiPluginOptions {
   /** The token and namespace rule, shared with the console. */
   readonly access: NamespaceAccess;
   readonly zipLimits: ZipLimits;
+  /** Uploads unpacked at once, per process and per namespace (upload-gate.ts). */
+  readonly uploadCaps?: UploadCaps;
 }
 
 interface Params {
@@ -311,7 +314,14 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
   for (const route of routes.filter((r) => !r.upload)) register(app, route);
   // The upload route takes raw zips and multipart; its parsers live in their own scope so no other
   // /v1 route accepts a 50 MB body. A raw body is a zip by its bytes, whatever its content type (or none).
+  const gate = new UploadGate(opts.uploadCaps);
   await app.register(async (scope) => {
+    // After the token check (the parent's hook), before the body is read: a full gate costs no upload.
+    scope.addHook('onRequest', async (request, reply) => {
+      const slot = gate.acquire((request.params as Partial<Params>).ns ?? '');
+      if (!slot.ok) throw new HttpError('too_many_requests', `${slot.reason}; retry in ${slot.retryAfterSec} s`, { retryAfterSec: slot.retryAfterSec });
+      reply.raw.once('close', slot.release);
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.zipLimits.compressedBytes }, (_r, body, done) => done(null, body));
     await scope.register(multipart, {

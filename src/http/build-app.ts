@@ -19,6 +19,7 @@ import { createNamespaceAccess } from './namespace-access.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
 import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
+import { DEFAULT_UPLOAD_CAPS, type UploadCaps } from './upload-gate.ts';
 
 export interface AppLimits {
   /** Largest body /fn forwards (streamed, so a policy, not a memory bound). Default 6 MiB like config. */
@@ -28,6 +29,7 @@ export interface AppLimits {
   /** Largest webhook delivery. Default 1 MiB (GitHub caps payloads at 25 MB, but pushes are small). */
   readonly webhookBodyBytes: number;
   readonly zip: ZipLimits;
+  readonly uploads: UploadCaps;
 }
 
 export const DEFAULT_LIMITS: AppLimits = {
@@ -35,6 +37,7 @@ export const DEFAULT_LIMITS: AppLimits = {
   jsonBodyBytes: 1024 * 1024,
   webhookBodyBytes: 1024 * 1024,
   zip: DEFAULT_ZIP_LIMITS,
+  uploads: DEFAULT_UPLOAD_CAPS,
 };
 
 export interface AppDeps {
@@ -173,6 +176,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     buildLog: deps.buildLog,
     access,
     zipLimits: limits.zip,
+    uploadCaps: limits.uploads,
   });
   await app.register(consolePlugin, {
     prefix: '/funcs',

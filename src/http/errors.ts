@@ -20,6 +20,7 @@ export const ERROR_CATALOG = {
   managed_by_git: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  too_many_requests: 429,
   // Values only a platform can judge (a cron schedule, a function that does not exist): 400 like
   // every other invalid input, as the old server answered.
   invalid: 400,
@@ -39,14 +40,17 @@ export interface ErrorBody {
 
 export class HttpError extends Error {
   readonly statusCode: number;
+  /** Sent as Retry-After (seconds), e.g. with 429 and 503. */
+  readonly retryAfterSec: number | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSec?: number },
   ) {
     super(message, options);
     this.name = 'HttpError';
     this.statusCode = ERROR_CATALOG[code];
+    this.retryAfterSec = options?.retryAfterSec;
   }
 }
 
@@ -122,6 +126,7 @@ export function errorHandler(err: unknown, request: FastifyRequest, replyTo: Fas
   if (res.internal) request.log.error({ err }, 'request failed');
   else if (res.status >= 500) request.log.warn({ code: res.body.code, status: res.status }, res.body.error);
   else request.log.info({ code: res.body.code, status: res.status }, res.body.error);
+  if (err instanceof HttpError && err.retryAfterSec !== undefined) void replyTo.header('retry-after', String(err.retryAfterSec));
   void replyTo.code(res.status).type('application/json; charset=utf-8').send(res.body);
 }
 

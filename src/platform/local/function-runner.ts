@@ -55,6 +55,8 @@ export interface FunctionRunnerOptions {
   readonly healthTimeoutMs?: number;
   /** A version that failed to build or start is not tried again for this long (unless it changes). */
   readonly retryFailedAfterMs?: number;
+  /** Called whenever a prepared folder may have stopped being used (a switch, a drain, a removal). */
+  readonly onFolderReleased?: () => void;
 }
 
 function deployKeyOf(spec: DeploySpec, buildKey: string): string {
@@ -68,7 +70,9 @@ export class FunctionRunner {
   readonly #opts: FunctionRunnerOptions;
   readonly #live = new Map<string, Live>();
   readonly #locks = new Map<string, Promise<unknown>>();
-  readonly #draining = new Set<Promise<void>>();
+  readonly #draining = new Map<Promise<void>, string>();
+  /** Build keys of deploys under way (their folder is built or starting, not yet live). */
+  readonly #deploying = new Map<string, string>();
   /** Recent failures by deploy key, so a poll does not rebuild or restart a broken version every time. */
   readonly #failures = new Map<string, { at: number; outcome: DeployOutcome & { kind: 'failed' } }>();
   readonly #baseEnv: Readonly<Record<string, string>>;
@@ -80,6 +84,11 @@ export class FunctionRunner {
 
   buildKeyOf(spec: Pick<DeploySpec, 'runtime' | 'codeHash'>): string {
     return buildKeyOf({ runtime: spec.runtime, codeHash: spec.codeHash, runtimeVersion: this.#opts.runtimes.versionOf(spec.runtime) });
+  }
+
+  /** Every build key a process runs from, drains from, or is being deployed from. */
+  buildKeysInUse(): Set<string> {
+    return new Set([...[...this.#live.values()].map((l) => l.buildKey), ...this.#draining.values(), ...this.#deploying.values()]);
   }
 
   /** The base URL of the healthy process serving this function, if any. */
@@ -140,6 +149,24 @@ export class FunctionRunner {
     const key = `${spec.namespace}/${spec.name}`;
     return this.#locked(key, async () => {
       const buildKey = this.buildKeyOf(spec);
+      this.#deploying.set(key, buildKey);
+      try {
+        return await this.#deploy(key, buildKey, spec, files, onBuilding);
+      } finally {
+        this.#deploying.delete(key);
+        this.#opts.onFolderReleased?.();
+      }
+    });
+  }
+
+  async #deploy(
+    key: string,
+    buildKey: string,
+    spec: DeploySpec,
+    files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>,
+    onBuilding?: () => void,
+  ): Promise<DeployOutcome> {
+    {
       const deployKey = deployKeyOf(spec, buildKey);
       const current = this.#live.get(key);
       if (current?.deployKey === deployKey && (current.process ? current.process.state !== 'stopped' : true)) {
@@ -195,7 +222,7 @@ export class FunctionRunner {
       this.#live.set(key, { deployKey, buildKey, process: proc });
       this.#retire(current);
       return { kind: 'started', built, buildKey };
-    });
+    }
   }
 
   /** Stops the function's process (it then answers 404 or 503, as the caller's records say). */
@@ -205,23 +232,27 @@ export class FunctionRunner {
       const current = this.#live.get(key);
       this.#live.delete(key);
       await current?.process?.stop();
+      this.#opts.onFolderReleased?.();
     });
   }
 
   #retire(old: Live | undefined): void {
     if (!old?.process) return;
     const proc = old.process;
-    const p = new Promise<void>((r) => setTimeout(r, this.#opts.drainMs ?? 1000))
+    const p: Promise<void> = new Promise<void>((r) => setTimeout(r, this.#opts.drainMs ?? 1000))
       .then(() => proc.stop())
-      .finally(() => this.#draining.delete(p));
-    this.#draining.add(p);
+      .finally(() => {
+        this.#draining.delete(p);
+        this.#opts.onFolderReleased?.();
+      });
+    this.#draining.set(p, old.buildKey);
   }
 
   /** Stops every process, including those still draining. */
   async close(): Promise<void> {
     const procs = [...this.#live.values()].map((l) => l.process).filter((p): p is SupervisedProcess => p !== undefined);
     this.#live.clear();
-    await Promise.all([...procs.map((p) => p.stop()), ...this.#draining]);
+    await Promise.all([...procs.map((p) => p.stop()), ...this.#draining.keys()]);
     await this.#opts.children.stopAll();
   }
 }

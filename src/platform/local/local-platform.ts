@@ -79,6 +79,7 @@ export class LocalPlatform implements Platform {
   readonly #deploys: PQueue;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  #collecting: Promise<void> = Promise.resolve();
 
   constructor(opts: LocalPlatformOptions) {
     this.#opts = opts;
@@ -97,6 +98,7 @@ export class LocalPlatform implements Platform {
       baseEnv: opts.baseEnv,
       drainMs: opts.drainMs,
       healthTimeoutMs: opts.healthTimeoutMs,
+      onFolderReleased: () => this.#collectFolders(),
     });
     this.#deployer = new LocalDeployer({
       runner: this.#runner,
@@ -200,7 +202,7 @@ export class LocalPlatform implements Platform {
     // new children, so the sync then finishes at once instead of building on.
     await this.#runner.close();
     await this.#coalescer.close();
-    await Promise.allSettled([...this.#background]);
+    await Promise.allSettled([...this.#background, this.#collecting]);
     await this.#opts.repository.close?.();
     await this.#state.save().catch(() => undefined);
   }
@@ -217,6 +219,22 @@ export class LocalPlatform implements Platform {
     this.#jobs.forget(namespace, name);
     this.#opts.logger.info(`${name} removed`);
     await this.#state.save();
+    this.#collectFolders();
+  }
+
+  /**
+   * Deletes the prepared folders nothing uses any more (no function's current version, no process
+   * running or draining, no deploy under way), so uploads and pushes do not fill the disk. Serialised.
+   */
+  #collectFolders(): void {
+    if (this.#closed) return;
+    this.#collecting = this.#collecting
+      .then(async () => {
+        const keep = new Set([...this.#table.all().flatMap((f) => (f.buildKey ? [f.buildKey] : [])), ...this.#runner.buildKeysInUse()]);
+        const gone = await this.#preparer.prune(keep);
+        if (gone.length > 0) this.#opts.logger.info(`removed ${gone.length} prepared folder(s) nothing uses any more`);
+      })
+      .catch((err: unknown) => this.#opts.logger.warn(`cleaning up prepared folders failed: ${(err as Error).message}`));
   }
 
   // ---- Platform: functions (local-functions.ts) ------------------------------------------------

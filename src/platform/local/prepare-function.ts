@@ -160,8 +160,9 @@ export class FunctionPreparer {
   }
 
   /**
-   * Deletes prepared folders not in `keep` and leftovers of interrupted builds. Only safe while no
-   * process runs from them: `sless dev` calls it at start, before starting anything.
+   * Deletes prepared folders not in `keep` and leftovers of interrupted builds (never a build under
+   * way). `keep` must hold every folder a process runs from: `sless dev` passes what its functions
+   * and its runner use, at start and whenever a folder may have stopped being used.
    */
   async prune(keep: ReadonlySet<string>): Promise<string[]> {
     let names: string[];
@@ -170,7 +171,8 @@ export class FunctionPreparer {
     } catch {
       return [];
     }
-    const gone = names.filter((n) => !keep.has(n) && !this.#inFlight.has(n));
+    const building = (n: string) => this.#inFlight.has(n) || [...this.#inFlight.keys()].some((k) => n.startsWith(`.tmp-${k}-`));
+    const gone = names.filter((n) => !keep.has(n) && !building(n));
     await Promise.all(gone.map((n) => rm(path.join(this.#buildsDir, n), { recursive: true, force: true })));
     return gone;
   }
