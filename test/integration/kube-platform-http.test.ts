@@ -13,15 +13,9 @@ import { writeZip } from '../../src/http/write-zip.ts';
 import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { hashFiles } from '../../src/source/code-hash.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
-import { GROUP, NODE_CODE, VERSION } from './kube-platform-kit.ts';
+import { controllerTestEnv, GROUP, NODE_CODE, testKubeconfigPath, VERSION } from './kube-platform-kit.ts';
 
 const SECRET = 'controller-test-secret-0123456789abcdef';
-
-function requireEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run this suite through \`npm test\` (it starts the kube and s3 services)`);
-  return v;
-}
 
 describe('sless controller replicas', () => {
   let ns: TestNamespace;
@@ -30,16 +24,9 @@ describe('sless controller replicas', () => {
   let token: string;
 
   const start = async (identity: string): Promise<ControllerServer> => {
-    const config = loadControllerConfig(['--port', '0', '--kubeconfig', requireEnv('SLESS_TEST_KUBECONFIG')], {
-      SLESS_JWT_SECRET: SECRET,
-      SLESS_S3_ENDPOINT: requireEnv('SLESS_TEST_S3_ENDPOINT'),
-      SLESS_S3_BUCKET: requireEnv('SLESS_TEST_S3_BUCKET'),
-      AWS_ACCESS_KEY_ID: requireEnv('SLESS_TEST_S3_ACCESS_KEY'),
-      AWS_SECRET_ACCESS_KEY: requireEnv('SLESS_TEST_S3_SECRET_KEY'),
-      SLESS_REGISTRY: 'registry.test:5000/sless',
-      SLESS_BUILD_NAMESPACE: buildNs.name,
+    const config = loadControllerConfig(['--port', '0', '--kubeconfig', testKubeconfigPath()], {
+      ...controllerTestEnv(SECRET, buildNs.name),
       SLESS_PUBLIC_URL: 'https://fn.example.test',
-      SLESS_LOG_LEVEL: 'warn',
     });
     const server = await startControllerServer(config, { stdout: new PassThrough().resume(), stderr: new PassThrough().resume() }, {
       host: '127.0.0.1',

@@ -34,6 +34,31 @@ export function testS3Store(): S3ArtifactStore {
   });
 }
 
+function requireEnv(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this suite through \`npm test\` (it starts the kube and s3 services)`);
+  return v;
+}
+
+/** The settings of a `sless controller` under test: the test S3, a test registry, the given build namespace. */
+export function controllerTestEnv(jwtSecret: string, buildNamespace: string): Record<string, string> {
+  return {
+    SLESS_JWT_SECRET: jwtSecret,
+    SLESS_S3_ENDPOINT: requireEnv('SLESS_TEST_S3_ENDPOINT'),
+    SLESS_S3_BUCKET: requireEnv('SLESS_TEST_S3_BUCKET'),
+    AWS_ACCESS_KEY_ID: requireEnv('SLESS_TEST_S3_ACCESS_KEY'),
+    AWS_SECRET_ACCESS_KEY: requireEnv('SLESS_TEST_S3_SECRET_KEY'),
+    SLESS_REGISTRY: 'registry.test:5000/sless',
+    SLESS_BUILD_NAMESPACE: buildNamespace,
+    SLESS_LOG_LEVEL: 'warn',
+  };
+}
+
+/** The kubeconfig the kube test service wrote. */
+export function testKubeconfigPath(): string {
+  return requireEnv('SLESS_TEST_KUBECONFIG');
+}
+
 export function platformSettings(store: S3ArtifactStore): KubernetesPlatformOptions['settings'] {
   return {
     clusterDomain: 'cluster.test',
