@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadControllerConfig, loadDevConfig } from './config.ts';
+import { ConfigError, describeSettings, loadControllerConfig, loadDevConfig } from './config.ts';
 
 const SECRET = 'a-secret-of-at-least-32-bytes-0123456789';
 const controllerEnv = { SLESS_JWT_SECRET: SECRET, SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
@@ -25,7 +25,7 @@ describe('settings', () => {
     assert.throws(() => loadDevConfig(['--port', 'eighty'], {}), (e: unknown) => e instanceof ConfigError && /--port \/ SLESS_PORT/.test(e.message));
     assert.throws(() => loadDevConfig(['--namespace', 'Not_A_Label'], {}), /--namespace \/ SLESS_NAMESPACE.*DNS-1123/);
     assert.throws(() => loadDevConfig(['--poll-interval', 'soon'], {}), /a duration like/);
-    assert.throws(() => loadDevConfig(['--no-such-flag'], {}), /Known flags/);
+    assert.throws(() => loadDevConfig(['--no-such-flag'], {}), /known flags/);
   });
 
   it('parses durations', () => {
@@ -79,5 +79,11 @@ describe('settings', () => {
   it('refuses tokens without exp unless SLESS_JWT_ALLOW_NO_EXP says otherwise', () => {
     assert.equal(loadDevConfig([], {}).jwtAllowNoExp, false);
     assert.equal(loadDevConfig([], { SLESS_JWT_ALLOW_NO_EXP: '1' }).jwtAllowNoExp, true);
+  });
+
+  it('names the closest flag for a mistyped one, and --help shows defaults', () => {
+    assert.throws(() => loadDevConfig(['--prot', '80'], {}), /unknown flag --prot; did you mean --port\?/);
+    assert.throws(() => loadDevConfig(['--data-dri', 'x'], {}), /did you mean --data-dir\?/);
+    assert.match(describeSettings('dev'), /--poll-interval .*\(default: 10000\)/);
   });
 });

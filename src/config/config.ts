@@ -177,7 +177,10 @@ export function loadDirArgument(argv: readonly string[]): string {
 export function describeSettings(command: 'controller' | 'dev'): string {
   const specs: Record<string, SettingSpec<unknown>> = command === 'controller' ? controllerSpecs : devSpecs;
   return Object.values(specs)
-    .map((s) => `  ${[s.flag ? `--${s.flag}` : '', s.env ?? ''].filter(Boolean).join(' / ').padEnd(44)} ${s.describe}`)
+    .map((s) => {
+      const shown = 'default' in s && s.default !== '' && s.default !== undefined ? ` (default: ${JSON.stringify(s.default)})` : '';
+      return `  ${[s.flag ? `--${s.flag}` : '', s.env ?? ''].filter(Boolean).join(' / ').padEnd(44)} ${s.describe}${shown}`;
+    })
     .join('\n');
 }
 

@@ -41,7 +41,11 @@ export function resolveSettings<S extends SettingSpecs>(
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new ConfigError(`${(err as Error).message}. Known flags: ${Object.keys(options).map((f) => `--${f}`).join(', ')}`, {
+    const known = Object.keys(options);
+    const given = /'(--?[^'=]+)/.exec((err as Error).message)?.[1];
+    const close = given ? closestFlag(given.replace(/^-+/, ''), known) : undefined;
+    const hint = close ? `did you mean --${close}? ` : '';
+    throw new ConfigError(`${given ? `unknown flag ${given}; ${hint}` : `${(err as Error).message}; `}known flags: ${known.map((f) => `--${f}`).join(', ')}`, {
       cause: err,
     });
   }
@@ -68,6 +72,21 @@ export function resolveSettings<S extends SettingSpecs>(
     out[key] = result.data;
   }
   return { settings: Object.freeze(out) as Resolved<S>, positionals: parsed.positionals };
+}
+
+/** The known flag nearest to a mistyped one (edit distance at most 2, or a prefix), if any. */
+export function closestFlag(given: string, known: readonly string[]): string | undefined {
+  const distance = (a: string, b: string): number => {
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const row = [i];
+      for (let j = 1; j <= b.length; j++) row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row;
+    }
+    return prev[b.length] ?? 0;
+  };
+  const scored = known.map((k) => ({ k, d: k.startsWith(given) ? 0.5 : distance(given, k) })).sort((x, y) => x.d - y.d);
+  return scored[0] && scored[0].d <= 2 ? scored[0].k : undefined;
 }
 
 // Shared schemas for values that arrive as strings.
