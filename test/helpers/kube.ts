@@ -120,6 +120,11 @@ export interface PodResult {
   readonly log?: string;
   /** Default 0 for success, 1 for failure. */
   readonly exitCode?: number;
+  /** On failure, the container that failed (init containers before it completed, later ones never ran);
+   * default: the last init container when the pod has any (a build's kaniko step), else the first container. */
+  readonly failedContainer?: string;
+  /** On failure, the terminated reason of the failed container (default Error; e.g. OOMKilled). */
+  readonly reason?: string;
 }
 
 export interface HarnessOptions {
@@ -384,6 +389,8 @@ function terminatedStatus(pod: V1Pod, succeeded: boolean, result: PodResult): Js
   const now = new Date().toISOString();
   const startedAt = pod.status?.startTime ? new Date(pod.status.startTime).toISOString() : now;
   const message = result.terminationMessage ?? result.log;
+  const inits = pod.spec?.initContainers ?? [];
+  if (!succeeded && inits.length > 0) return failedWithSteps(pod, result, now, startedAt, message);
   return {
     phase: succeeded ? 'Succeeded' : 'Failed',
     hostIP: '127.0.0.1',
@@ -407,5 +414,33 @@ function terminatedStatus(pod: V1Pod, succeeded: boolean, result: PodResult): Js
         },
       },
     })),
+  };
+}
+
+/** A failed pod with init containers, the way the kubelet leaves it: steps before the failed one
+ * completed, the failed one exited non-zero (with the message), the ones after it never started. */
+function failedWithSteps(pod: V1Pod, result: PodResult, now: string, startedAt: string, message: string | undefined): Json {
+  const inits = pod.spec?.initContainers ?? [];
+  const containers = pod.spec?.containers ?? [];
+  const failing = result.failedContainer ?? inits[inits.length - 1]?.name ?? containers[0]?.name;
+  let reached = false;
+  const statusOf = (c: { name: string; image?: string }): Json => {
+    const base = { name: c.name, image: c.image ?? '', imageID: '', ready: false, started: false, restartCount: 0 };
+    if (reached) return { ...base, state: { waiting: { reason: 'PodInitializing' } } };
+    if (c.name !== failing) return { ...base, state: { terminated: { exitCode: 0, reason: 'Completed', startedAt, finishedAt: now } } };
+    reached = true;
+    return {
+      ...base,
+      state: { terminated: { exitCode: result.exitCode ?? 1, reason: result.reason ?? 'Error', ...(message !== undefined ? { message } : {}), startedAt, finishedAt: now } },
+    };
+  };
+  return {
+    phase: 'Failed',
+    hostIP: '127.0.0.1',
+    hostIPs: [{ ip: '127.0.0.1' }],
+    startTime: startedAt,
+    conditions: podConditions(now, false),
+    initContainerStatuses: inits.map(statusOf),
+    containerStatuses: containers.map(statusOf),
   };
 }

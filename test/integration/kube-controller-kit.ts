@@ -15,7 +15,7 @@ import type { ControllerSettings } from '../../src/platform/kubernetes/settings.
 import { createMemoryBuildLog } from '../../src/store/memory-log.ts';
 import type { BuildLog } from '../../src/store/types.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
-import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { controllersRunning, eventually, freshNamespace, markDeploymentAvailable, markPodsReady, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
@@ -74,6 +74,8 @@ export interface Kit {
   getTrigger(name: string): Promise<TriggerResource | undefined>;
   getFunctionJob(name: string): Promise<FunctionJobResource | undefined>;
   buildJobs(fn?: string): Promise<V1Job[]>;
+  /** Plays the kubelet for these functions' Deployments (once they exist): their pods Ready, the Deployment Available. */
+  serve(...names: string[]): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -173,6 +175,28 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     async buildJobs(fn) {
       const selector = [`sless.kube5s.ru/function-namespace=${ns}`, ...(fn ? [`sless.kube5s.ru/function=${fn}`] : [])].join(',');
       return (await batch.listNamespacedJob({ namespace: buildNs, labelSelector: selector })).items;
+    },
+    async serve(...names) {
+      const appsApi = kc.makeApiClient(AppsV1Api);
+      await Promise.all(
+        names.map(async (name) => {
+          await eventually(() => appsApi.readNamespacedDeployment({ namespace: ns, name }), { timeoutMs: 60_000 });
+          if (!controllersRunning()) return markDeploymentAvailable(kc, ns, name, { timeoutMs: 60_000 });
+          // Until the rollout is complete: ready whatever pods exist (the new ReplicaSet's appear as it scales up).
+          await eventually(
+            async () => {
+              const d = await appsApi.readNamespacedDeployment({ namespace: ns, name });
+              const selector = Object.entries(d.spec?.selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+              const want = d.spec?.replicas ?? 1;
+              if (want > 0) await markPodsReady(kc, ns, selector, { timeoutMs: 5_000 });
+              const s = d.status ?? {};
+              const done = (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (s.updatedReplicas ?? 0) === want && (s.availableReplicas ?? 0) === want && (s.replicas ?? 0) === want;
+              if (!done) throw new Error(`Deployment ${ns}/${name} is still rolling out: ${JSON.stringify(s)}`);
+            },
+            { timeoutMs: 60_000, intervalMs: 300 },
+          );
+        }),
+      );
     },
     async dispose() {
       await kit.stopController();

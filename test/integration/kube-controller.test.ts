@@ -82,6 +82,16 @@ describe('kube controller: push → build → deploy', () => {
       const digest = job.metadata?.labels?.['sless.kube5s.ru/function'] === 'hello' ? DIGEST_A : DIGEST_B;
       await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: digest });
     }
+    // Built is not serving: until its Deployment is rolled out and available, the Function is Reconciling.
+    const rolling = await eventually(async () => {
+      const f = await kit.getFunction('hello');
+      assert.equal(conditionOf(f, 'Reconciling')?.reason, 'RollingOut', JSON.stringify(f?.status));
+      return f!;
+    }, { timeoutMs: 30_000 });
+    assert.equal(rolling.status?.phase, 'Pending');
+    assert.equal(conditionOf(rolling)?.status, 'Unknown');
+    assert.match(rolling.status?.imageRef ?? '', /@sha256:/, 'the image is known before it serves');
+    await kit.serve('hello', 'world');
     const fn = await eventually(async () => {
       const f = await kit.getFunction('hello');
       assert.equal(f?.status?.phase, 'Ready', JSON.stringify(f?.status));
@@ -124,7 +134,8 @@ describe('kube controller: push → build → deploy', () => {
       assert.ok(dep.spec?.template.spec?.containers[0]?.env?.some((e) => e.name === 'GREETING' && e.value === 'hello again'));
     });
     assert.equal((await kit.buildJobs()).length, 2, 'no new build Job');
-    assert.equal((await kit.getFunction('hello'))?.status?.phase, 'Ready');
+    await kit.serve('hello');
+    await eventually(async () => assert.equal((await kit.getFunction('hello'))?.status?.phase, 'Ready'), { timeoutMs: 30_000 });
   });
 
   it('keeps the last good Function when a manifest breaks, reports the error, and leaves the others alone', async () => {

@@ -63,6 +63,7 @@ describe('kube controller: killed mid-build', () => {
     assert.deepEqual(jobs.map((j) => j.metadata?.uid), [job!.metadata?.uid], 'the same single build Job');
 
     await markJobSucceeded(kit.kc, kit.buildNs, job!.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    await kit.serve('sturdy');
     await eventually(async () => {
       const fn = await kit.getFunction('sturdy');
       assert.equal(fn?.status?.phase, 'Ready', JSON.stringify(fn?.status));

@@ -23,6 +23,7 @@ describe('kube controller: triggers, jobs, sync ordering', () => {
     await kit.createRepository('work');
     await eventually(async () => assert.equal((await kit.buildJobs()).length, 3), { timeoutMs: 30_000 });
     for (const job of await kit.buildJobs()) await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    await kit.serve('cron', 'seeder', 'quiet');
     await eventually(async () => {
       const fns = await kit.listFunctions();
       assert.equal(fns.filter((f) => f.status?.phase === 'Ready').length, 3);

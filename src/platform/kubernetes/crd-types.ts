@@ -96,6 +96,10 @@ export interface FunctionStatus {
   url?: string;
   /** The value of the sless.kube5s.ru/requestedAt annotation the last reconcile answered. */
   lastHandledRequestedAt?: string;
+  /** The build key whose build failed deterministically; not built again until the key changes or a sless.kube5s.ru/requestedAt annotation asks. */
+  failedBuildKey?: string;
+  /** Builds of the current key that failed for infrastructure reasons (retried with capped backoff). (range 0..inf; format int32) */
+  buildRetries?: number;
 }
 
 /** A serverless function. */

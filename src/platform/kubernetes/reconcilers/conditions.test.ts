@@ -14,13 +14,14 @@ describe('summarize', () => {
       conditions: [{ type: 'Ready', status: 'True', reason: 'Synced', message: 'ok', lastTransitionTime: T0, observedGeneration: 3 }],
     });
   });
-  it('marks progress as Ready=Unknown + Reconciling, and terminal problems as Ready=False + Stalled', () => {
+  it('marks progress as Ready=Unknown + Reconciling, retried failures as Ready=False + Reconciling, terminal problems as Ready=False + Stalled (kstatus)', () => {
     const p = summarize(undefined, { kind: 'progressing', reason: 'Building', message: 'b' }, 1, T0);
     assert.deepEqual(p.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=Unknown', 'Reconciling=True']);
     const s = summarize(undefined, { kind: 'stalled', reason: 'EmptySource', message: 'e' }, 1, T0);
     assert.deepEqual(s.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Stalled=True']);
     const f = summarize(undefined, { kind: 'failed', reason: 'SyncFailed', message: 'f' }, 1, T0);
-    assert.deepEqual(f.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False']);
+    // Ready=False alone reads as Current (done) to kstatus and Flux health checks.
+    assert.deepEqual(f.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Reconciling=True']);
   });
   it('keeps lastTransitionTime while the status stays the same', () => {
     const first = summarize(undefined, { kind: 'ready', reason: 'A', message: 'a' }, 1, T0);

@@ -5,7 +5,8 @@ import type { Condition } from '../objects/resources.ts';
 /**
  * - `ready`: the object is what its spec asks for.
  * - `progressing`: work is under way (a build, a rollout); Ready=Unknown... until it ends.
- * - `failed`: a retryable failure; Ready=False, the queue retries with backoff.
+ * - `failed`: a retryable failure; Ready=False and Reconciling=True (kstatus reads Ready=False alone as
+ *   Current, i.e. done), the queue retries with backoff.
  * - `stalled`: cannot progress until someone changes something; Ready=False and Stalled=True.
  */
 export type Outcome =
@@ -43,7 +44,7 @@ export function summarize(
 ): { conditions: Condition[]; observedGeneration?: number } {
   const readyStatus = outcome.kind === 'ready' ? 'True' : outcome.kind === 'progressing' ? 'Unknown' : 'False';
   const conditions = [condition(previous, 'Ready', readyStatus, outcome.reason, outcome.message, generation, now)];
-  if (outcome.kind === 'progressing') {
+  if (outcome.kind === 'progressing' || outcome.kind === 'failed') {
     conditions.push(condition(previous, 'Reconciling', 'True', outcome.reason, outcome.message, generation, now));
   }
   if (outcome.kind === 'stalled') {

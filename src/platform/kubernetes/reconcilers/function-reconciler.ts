@@ -2,7 +2,7 @@
 // image as a Deployment + Service. Builds are kaniko Jobs in the build namespace, named from the build key,
 // so a restarted controller adopts a running build instead of starting a second one. A failed build leaves
 // the previous Deployment serving.
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Deployment, V1Job, V1Pod } from '@kubernetes/client-node';
 import { isArtifactStoreError } from '../../../build/artifact-store.ts';
 import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
@@ -15,11 +15,15 @@ import type { BuildRecord } from '../../../store/types.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
+import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
+import { rolloutOf } from './rollout.ts';
 import { writeStatus } from './status-writer.ts';
 import { failedContainer, jobFailureReason, jobState, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
 
 const LOG_TAIL_BYTES = 4096;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+/** How often an unfinished rollout is looked at again (owned Deployments are not watched yet). */
+const ROLLOUT_POLL_MS = 3_000;
 
 type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number };
 
@@ -48,6 +52,8 @@ export class FunctionReconciler {
    * already written guards it.
    */
   private readonly recordedBuilds = new Map<string, string>();
+  /** The uid of the build Job this process last deleted per function (to build again), while the cache may still show it. */
+  private readonly discarded = new Map<string, string>();
 
   /**
    * What this process applied per function and which resourceVersion the cache showed then: until the
@@ -69,6 +75,7 @@ export class FunctionReconciler {
     if (!fn) {
       this.applied.delete(key);
       this.recordedBuilds.delete(key);
+      this.discarded.delete(key);
       return;
     }
     if (fn.metadata?.deletionTimestamp) return this.finalize(fn);
@@ -116,10 +123,39 @@ export class FunctionReconciler {
     if (!imageRef) throw new Error('unreachable: no image after a finished build');
 
     await this.deploy(fn, key, imageRef);
-    return {
-      outcome: { kind: 'ready', reason: 'Deployed', message: `serving ${imageRef}` },
-      status: { phase: 'Ready', imageRef, lastBuiltAt, url, message: '' },
-    };
+    // The build is done: forget its failures; what is left is whether the new pods serve.
+    const built = { imageRef, lastBuiltAt, url, failedBuildKey: '', buildRetries: 0 };
+    const deployment = await ctx.kube.read<V1Deployment>('apps/v1', 'Deployment', namespace, name);
+    const rollout = rolloutOf(deployment, await this.podsOf(deployment, imageRef), imageRef);
+    switch (rollout.state) {
+      case 'available':
+        return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, phase: 'Ready', message: '' } };
+      case 'progressing':
+        return {
+          outcome: { kind: 'progressing', reason: rollout.reason, message: rollout.message },
+          status: { ...built, phase: 'Pending', message: rollout.message },
+          requeueAfterMs: ROLLOUT_POLL_MS,
+        };
+      case 'failing':
+        return {
+          outcome: { kind: 'failed', reason: rollout.reason, message: rollout.message },
+          status: { ...built, phase: 'Failed', message: rollout.message },
+          requeueAfterMs: 5 * ROLLOUT_POLL_MS,
+        };
+      case 'stalled':
+        return { outcome: { kind: 'stalled', reason: rollout.reason, message: rollout.message }, status: { ...built, phase: 'Failed', message: rollout.message } };
+    }
+  }
+
+  /** The pods of the function's Deployment, read only while they may explain an unfinished rollout. */
+  private async podsOf(deployment: V1Deployment | undefined, imageRef: string): Promise<V1Pod[]> {
+    if (!deployment || rolloutOf(deployment, [], imageRef).state === 'available') return [];
+    const namespace = deployment.metadata?.namespace ?? '';
+    const labels = deployment.spec?.selector.matchLabels ?? {};
+    const selector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    return selector ? this.ctx.kube.listPods(namespace, selector) : [];
   }
 
   private async build(
@@ -136,7 +172,22 @@ export class FunctionReconciler {
     const url = functionUrl(ctx, namespace, name);
     // The Job informer synced before any reconcile, so a miss means "not there yet" (or created a moment
     // ago and not yet seen): creation is idempotent by name, so the second case costs one 409, no twin.
-    const job = ctx.caches.jobs.get(jobName, buildNs);
+    const cached = ctx.caches.jobs.get(jobName, buildNs);
+    // A Job this controller deleted to build again may linger in the cache for a moment.
+    const job = cached && this.discarded.get(`${namespace}/${name}`) === cached.metadata?.uid ? undefined : cached;
+    const requestedAt = fn.metadata?.annotations?.[ANNOTATIONS.requestedAt];
+    const requested = !!requestedAt && requestedAt !== fn.status?.lastHandledRequestedAt;
+
+    if (job && requested && jobState(job) !== 'running') {
+      // An explicit request (sless.kube5s.ru/requestedAt) builds a finished key again.
+      await this.discard(fn, job);
+      return { kind: 'waiting', result: { ...building(fn, jobName, buildNs, url), requeueAfterMs: 1_000 } };
+    }
+    if (!job && fn.status?.failedBuildKey === key && !requested) {
+      // Deterministic failure: the same key fails the same way, whether or not its Job is still there (TTL).
+      const message = fn.status.message || `the build of key ${key.slice(0, 12)} failed`;
+      return { kind: 'waiting', result: { outcome: { kind: 'stalled', reason: 'BuildFailed', message }, status: { phase: 'Failed', message } } };
+    }
 
     if (!job) {
       if (!(await this.contextExists(s3Key))) {
@@ -152,12 +203,19 @@ export class FunctionReconciler {
       // The build reads its context through this URL and holds no S3 key (README, security notes).
       const contextUrl = await ctx.store.readUrl(s3Key, buildContextUrlTtlSec(ctx.settings));
       const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl }));
+      if (created === 'exists' && cached) {
+        // The discarded Job is still being deleted: try again in a moment.
+        return { kind: 'waiting', result: { ...building(fn, jobName, buildNs, url), requeueAfterMs: 1_000 } };
+      }
+      this.discarded.delete(`${namespace}/${name}`);
       if (created === 'created') {
         ctx.metrics.builds.inc({ outcome: 'started' });
         this.recordBuild(fn, jobName, { outcome: 'started', startedAt: ctx.now().toISOString() });
         record(ctx, fn, 'Normal', 'BuildStarted', `building ${buildDestination(ctx.settings, { namespace, name, buildKey: key })} in Job ${buildNs}/${jobName}`);
       }
-      return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
+      const started = building(fn, jobName, buildNs, url);
+      const cleared = { failedBuildKey: '', ...(requested ? { lastHandledRequestedAt: requestedAt } : {}), ...(fn.status?.failedBuildKey === key ? { buildRetries: 0 } : {}) };
+      return { kind: 'waiting', result: { ...started, status: { ...started.status, ...cleared } } };
     }
 
     const state = jobState(job);
@@ -178,9 +236,40 @@ export class FunctionReconciler {
       }
       return this.failed(fn, job, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
     }
+    const failure = classifyBuildFailure(job, pod);
+    if (failure.kind === 'infrastructure') return this.retryLater(fn, job, failure.why, url);
     const tail = await podOutput(ctx.kube, pod, failedContainer(pod) ?? BUILD_CONTAINERS.kaniko, LOG_TAIL_BYTES);
     if (fn.status?.phase !== 'Failed') observeBuild(ctx, namespace, name, job, 'failed');
-    return this.failed(fn, job, `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)})${tail ? `:\n${tail}` : ''}`);
+    const message = `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)}: ${failure.why})${tail ? `:\n${tail}` : ''}`;
+    const failed = this.failed(fn, job, message);
+    return { kind: 'waiting', result: { ...failed.result, status: { ...failed.result.status, failedBuildKey: key, buildRetries: 0 } } };
+  }
+
+  /**
+   * A build that failed for the infrastructure's reasons: built again (the Job deleted, then created
+   * anew) after a capped exponential backoff; meanwhile Ready=False and Reconciling=True (kstatus: still
+   * progressing, with retries).
+   */
+  private async retryLater(fn: FunctionResource, job: V1Job, why: string, url: string): Promise<{ kind: 'waiting'; result: StepResult }> {
+    const ctx = this.ctx;
+    const retries = fn.status?.buildRetries ?? 0;
+    const wait = jobFinishedAt(job) + buildRetryDelayMs(retries + 1) - ctx.now().getTime();
+    const message = `the build could not run (${why}); retry ${retries + 1} ${wait > 0 ? `in ${Math.ceil(wait / 1000)} s` : 'now'}`;
+    if (wait > 0) {
+      return { kind: 'waiting', result: { outcome: { kind: 'failed', reason: 'BuildRetrying', message }, status: { phase: 'Building', message, url }, requeueAfterMs: wait } };
+    }
+    record(ctx, fn, 'Warning', 'BuildRetrying', message);
+    await this.discard(fn, job);
+    return {
+      kind: 'waiting',
+      result: { outcome: { kind: 'progressing', reason: 'BuildRetrying', message }, status: { phase: 'Building', message, url, buildRetries: retries + 1 }, requeueAfterMs: 1_000 },
+    };
+  }
+
+  /** Deletes a finished build Job so that the next reconcile creates it again. */
+  private async discard(fn: FunctionResource, job: V1Job): Promise<void> {
+    this.discarded.set(`${fn.metadata?.namespace ?? ''}/${fn.metadata?.name ?? ''}`, job.metadata?.uid ?? '');
+    await this.ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', metadata: job.metadata ?? {} });
   }
 
   private failed(fn: FunctionResource, job: V1Job, message: string): { kind: 'waiting'; result: StepResult } {

@@ -1,0 +1,52 @@
+// Ready means serving (issue 9 item 5): whether the Deployment of a Function's current image and config
+// is rolled out and available, decided from the Deployment and its pods (pure). While the new pods
+// start, the old ReplicaSet keeps serving (maxUnavailable 0) and the Function is Reconciling; pods that
+// crash-loop or cannot pull their image make it Ready=False with the reason, still Reconciling (the
+// kubelet keeps trying, a push may fix it); a Deployment past its progress deadline is Stalled.
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+
+export type Rollout =
+  | { readonly state: 'available'; readonly message: string }
+  | { readonly state: 'progressing'; readonly reason: string; readonly message: string }
+  | { readonly state: 'failing'; readonly reason: string; readonly message: string }
+  | { readonly state: 'stalled'; readonly reason: string; readonly message: string };
+
+/** Waiting reasons of a container that will not become ready by waiting alone. */
+const BROKEN = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+
+export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V1Pod[], imageRef: string): Rollout {
+  const name = `${deployment?.metadata?.namespace ?? ''}/${deployment?.metadata?.name ?? ''}`;
+  if (!deployment) return { state: 'progressing', reason: 'RollingOut', message: `waiting for Deployment ${name}` };
+  const wanted = deployment.spec?.replicas ?? 1;
+  const status = deployment.status ?? {};
+  const progressing = status.conditions?.find((c) => c.type === 'Progressing');
+  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+    return { state: 'stalled', reason: 'ProgressDeadlineExceeded', message: `Deployment ${name} did not roll out ${imageRef}: ${progressing.message ?? 'progress deadline exceeded'}` };
+  }
+  const current = pods.filter((p) => !p.metadata?.deletionTimestamp && p.spec?.containers.some((c) => c.image === imageRef));
+  for (const pod of current) {
+    for (const c of pod.status?.containerStatuses ?? []) {
+      const waiting = c.state?.waiting;
+      if (waiting?.reason && BROKEN.has(waiting.reason)) {
+        const last = c.lastState?.terminated;
+        const detail = waiting.message ?? (last ? `last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '');
+        return {
+          state: 'failing',
+          reason: waiting.reason,
+          message: `pod ${pod.metadata?.name ?? ''} of ${imageRef}: ${waiting.reason}${detail ? `: ${detail}` : ''}; the previous version keeps serving`,
+        };
+      }
+    }
+  }
+  if ((status.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0)) {
+    return { state: 'progressing', reason: 'RollingOut', message: `Deployment ${name} has not seen its new spec yet` };
+  }
+  if (wanted === 0) return (status.replicas ?? 0) === 0 ? { state: 'available', message: `Deployment ${name} scaled to 0` } : { state: 'progressing', reason: 'ScalingDown', message: `Deployment ${name} scales to 0` };
+  const updated = status.updatedReplicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  const total = status.replicas ?? 0;
+  if (updated < wanted || available < wanted || total > updated) {
+    return { state: 'progressing', reason: 'RollingOut', message: `Deployment ${name}: ${updated}/${wanted} updated, ${available} available, rolling out ${imageRef}` };
+  }
+  return { state: 'available', message: `serving ${imageRef}` };
+}
