@@ -87,7 +87,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       maxFunctions: config.maxFunctionsPerRepository,
       minIntervalMs: config.minInterval,
     },
-    limits: { functionsPerNamespace: config.maxFunctionsPerNamespace, repositoriesPerNamespace: config.maxRepositoriesPerNamespace },
+    limits: { functionsPerNamespace: config.maxFunctionsPerNamespace },
     ...(config.imagePullSecrets?.length ? { imagePullSecrets: config.imagePullSecrets } : {}),
     ...(config.registrySecret ? { registrySecretName: config.registrySecret } : {}),
     resyncMs: config.resyncPeriod,

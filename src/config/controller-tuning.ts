@@ -6,7 +6,6 @@ import {
   DEFAULT_FUNCTIONS_PER_NAMESPACE,
   DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
   DEFAULT_MIN_INTERVAL_MS,
-  DEFAULT_REPOSITORIES_PER_NAMESPACE,
 } from '../platform/kubernetes/settings.ts';
 import { DEFAULT_MAX_FETCH_BYTES } from '../source/git-http.ts';
 import { duration, type SettingSpec } from './resolve-settings.ts';
@@ -45,10 +44,7 @@ export const controllerTuningSpecs = {
   gitMaxFetchBytes: { env: 'SLESS_GIT_MAX_FETCH_BYTES', schema: positive, default: DEFAULT_MAX_FETCH_BYTES, describe: 'most bytes one git response of a sync may bring' },
   maxFunctionsPerRepository: { env: 'SLESS_MAX_FUNCTIONS_PER_REPOSITORY', schema: positive, default: DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, describe: 'most function folders one repository may hold' },
   maxFunctionsPerNamespace: { env: 'SLESS_MAX_FUNCTIONS_PER_NAMESPACE', schema: positive, default: DEFAULT_FUNCTIONS_PER_NAMESPACE, describe: 'most Functions one namespace may hold (git and /v1 together)' },
-  maxRepositoriesPerNamespace: { env: 'SLESS_MAX_REPOSITORIES_PER_NAMESPACE', schema: positive, default: DEFAULT_REPOSITORIES_PER_NAMESPACE, describe: 'most FunctionRepositories /v1 creates in one namespace' },
   minInterval: { env: 'SLESS_MIN_INTERVAL', schema: duration, default: DEFAULT_MIN_INTERVAL_MS, describe: 'shortest spec.interval honoured (shorter ones are raised to it)' },
-  apiRateLimit: { env: 'SLESS_API_RATE_LIMIT', schema: positive, default: 600, describe: '/v1 requests per minute per token subject (or client address)' },
-  hooksRateLimit: { env: 'SLESS_HOOKS_RATE_LIMIT', schema: positive, default: 120, describe: '/hooks requests per minute per repository' },
   imagePullSecrets: { env: 'SLESS_IMAGE_PULL_SECRETS', schema: list, describe: 'Secrets (in each function namespace) function pods pull their image with, comma-separated' },
   registrySecret: { env: 'SLESS_REGISTRY_SECRET', schema: z.string().min(1).optional(), describe: 'Secret in the build namespace with the docker config.json kaniko pushes with (default sless-registry)' },
   resyncPeriod: { env: 'SLESS_RESYNC_PERIOD', schema: duration, default: 600_000, describe: 'every object is reconciled again at least this often' },

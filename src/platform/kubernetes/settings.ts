@@ -75,14 +75,11 @@ export interface GitSettings {
 export interface TenantLimits {
   /** Most Functions one namespace may hold, git-managed and /v1-made together; default 1000. */
   readonly functionsPerNamespace?: number;
-  /** Most FunctionRepositories /v1 creates in one namespace; default 20. */
-  readonly repositoriesPerNamespace?: number;
 }
 
 export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
 export const DEFAULT_MIN_INTERVAL_MS = 10_000;
 export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
-export const DEFAULT_REPOSITORIES_PER_NAMESPACE = 20;
 
 /** Names of objects the controller maintains in the build namespace. */
 /** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */
