@@ -132,7 +132,7 @@ test('a function that fails to start: failure with the start failure; fixing it 
     'alpha crashes at start',
     BRANCH,
   );
-  const s = await statusesOf(bad, (m) => m.get('sless')?.status === 'failure', 'failure on the crashing revision');
+  const s = await statusesOf(bad, (m) => m.get('sless')?.status === 'failure' && m.get('sless/alpha')?.status === 'failure', 'failure on the crashing revision');
   assert.match(s.get('sless/alpha')?.description ?? '', /\w/);
   assert.equal(await version(), 'v5', 'the previous version keeps serving');
   const good = await pushAndServe('v6');

@@ -22,6 +22,7 @@ import { baseImageOf } from '../../build/runtime-catalog.ts';
 import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { BuildLog } from '../../store/types.ts';
+import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
 import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
@@ -78,6 +79,8 @@ export class Controller {
   private readonly repositoryReconciler: RepositoryReconciler;
   private readonly functionReconciler: FunctionReconciler;
   private readonly triggerReconciler: TriggerReconciler;
+  /** Commit statuses of repositories with spec.commitStatus (public for tests: idle()). */
+  readonly commitStatus: KubeCommitStatus;
   /** Last seen generation + requestedAt per repository: only those changes (not our status writes) start a sync. */
   private readonly seenRepos = new Map<string, string>();
   private started = false;
@@ -174,6 +177,12 @@ export class Controller {
       ),
     };
     const caches: Caches = this.informers;
+    this.commitStatus = new KubeCommitStatus({
+      readSecret: async (namespace, name) => (await this.kube.readSecret(namespace, name))?.data,
+      getFunction: (namespace, name) => this.informers.functions.get(name, namespace),
+      logger,
+      ...(settings.publicBaseUrl ? { publicBaseUrl: settings.publicBaseUrl } : {}),
+    });
     const ctx: ReconcileContext = {
       kube: this.kube,
       caches,
@@ -184,6 +193,7 @@ export class Controller {
       baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
       now: () => new Date(),
       statusMemo: new Map(),
+      commitStatus: this.commitStatus,
       ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
     };
     this.repositoryReconciler = new RepositoryReconciler(ctx);
@@ -257,6 +267,7 @@ export class Controller {
     ]);
     clearTimeout(timer);
     await this.repositoryReconciler.close();
+    await this.commitStatus.close();
   }
 
   /** Asks for a sync now by annotating the repository; the leader's watch picks it up at once. */
@@ -304,6 +315,7 @@ export class Controller {
     this.queues.Function.add(keyOf(fn));
     for (const t of this.informers.triggers.list(ns)) if (t.spec?.functionRef === name) this.queues.Trigger.add(keyOf(t));
     for (const j of this.informers.functionJobs.list(ns)) if (j.spec?.functionRef === name) this.queues.FunctionJob.add(keyOf(j));
+    this.commitStatus.functionChanged(fn, fn.metadata?.labels?.[LABELS.repository]);
   }
 
   private onTrigger(t: TriggerResource): void {

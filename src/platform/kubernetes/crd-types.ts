@@ -154,6 +154,17 @@ export interface FunctionRepositorySecretRef {
   name: string;
 }
 
+export const FUNCTION_REPOSITORY_PROVIDER_VALUES = ['gitea', 'github', 'gitlab'] as const;
+export type FunctionRepositoryProvider = (typeof FUNCTION_REPOSITORY_PROVIDER_VALUES)[number];
+
+/** Sets commit statuses on each synced revision (context sless, and sless/<function> for each function that failed): pending while its functions build or roll out, success when all serve it, failure with the first error. The token is the Secret's commitStatusToken, else its token or password. */
+export interface FunctionRepositoryCommitStatus {
+  /** Set false to stop posting statuses without removing the block. (default true) */
+  enabled?: boolean;
+  /** The API the statuses go to; default from the URL's host: github.com is github, gitlab.com or gitlab.* is gitlab, anything else gitea. */
+  provider?: FunctionRepositoryProvider;
+}
+
 export interface FunctionRepositorySpec {
   /** The repository's HTTP(S) clone URL, without credentials (they go in secretRef). (pattern ^https?://[^\s@]+$; max 2048 chars) */
   url: string;
@@ -169,6 +180,8 @@ export interface FunctionRepositorySpec {
   suspend?: boolean;
   /** Removes the functions whose folders disappeared from git. (default true) */
   prune?: boolean;
+  /** Sets commit statuses on each synced revision (context sless, and sless/<function> for each function that failed): pending while its functions build or roll out, success when all serve it, failure with the first error. The token is the Secret's commitStatusToken, else its token or password. */
+  commitStatus?: FunctionRepositoryCommitStatus;
 }
 
 export interface FunctionRepositoryFunctionsItem {

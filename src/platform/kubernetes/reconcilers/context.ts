@@ -1,6 +1,7 @@
 // What every reconciler gets: the API client, the informer caches (reads never hit the API server), the
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
+import type { KubeCommitStatus } from '../../../commit-status/kube-commit-status.ts';
 import type { V1CronJob, V1Deployment, V1Job, V1Service } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
 import type { BuildLog } from '../../../store/types.ts';
@@ -48,6 +49,8 @@ export interface ReconcileContext {
   readonly statusMemo: StatusMemo;
   /** Where build starts and outcomes are recorded (GET /v1/.../builds); none when absent. */
   readonly buildLog?: BuildLog;
+  /** Commit statuses of repositories with spec.commitStatus (src/commit-status/). */
+  readonly commitStatus?: KubeCommitStatus;
 }
 
 /** One log line and one Event on the object, sharing the reason string. */

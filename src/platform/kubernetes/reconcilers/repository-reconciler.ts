@@ -85,6 +85,7 @@ export class RepositoryReconciler {
       // with prune off, finalize() orphans them first.
       await this.sources.get(key)?.source.close();
       this.sources.delete(key);
+      ctx.commitStatus?.forget(namespace, name);
       if (repo) await this.finalize(repo);
       return;
     }
@@ -186,6 +187,8 @@ export class RepositoryReconciler {
     /** Functions whose objects must stay as they are: broken folders and failed uploads. */
     const keep = new Set(broken.map((f) => f.name));
     const wanted = new Set<string>();
+    /** Generation each Function got from this sync's apply, for commit statuses. */
+    const appliedGenerations = new Map<string, number>();
     let firstUploadError: unknown;
 
     await Promise.all(
@@ -206,7 +209,8 @@ export class RepositoryReconciler {
           }
           try {
             const objects = await this.desiredFor(repo, tree, entry, revision, existing);
-            await this.applyObjects(objects, owned);
+            const generation = await this.applyObjects(objects, owned);
+            if (generation !== undefined) appliedGenerations.set(fnName, generation);
             for (const o of [objects.fn, ...objects.triggers, ...objects.jobs]) wanted.add(`${o.kind}/${o.metadata?.name}`);
             statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash });
           } catch (err) {
@@ -236,6 +240,7 @@ export class RepositoryReconciler {
 
     statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const fields = { revision, lastSyncTime: syncedAt, functions: statusFunctions };
+    await ctx.commitStatus?.synced(repo, { revision, functions: statusFunctions, appliedGenerations });
     const errors = statusFunctions.filter((f) => f.error);
     const summary = `revision ${revision.slice(0, 12)}: ${statusFunctions.length - errors.length} function(s) applied${pruned ? `, ${pruned} object(s) pruned` : ''}`;
     if (repo.status?.revision !== revision) record(ctx, repo, 'Normal', 'Synced', summary);
@@ -290,12 +295,13 @@ export class RepositoryReconciler {
   private async applyObjects(
     objects: RepositoryObjects,
     owned: { functions: FunctionResource[]; triggers: RepositoryObjects['triggers']; jobs: RepositoryObjects['jobs'] },
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const ctx = this.ctx;
     const live = (list: Array<{ metadata?: { name?: string } }>, n: string | undefined) => list.find((o) => o.metadata?.name === n);
     // The Function first: Triggers and FunctionJobs refer to it.
+    let generation: number | undefined;
     if (!inSync(withoutSource(objects.fn)!, withoutSource(live(owned.functions, objects.fn.metadata?.name) as FunctionResource), DEFAULTS.Function)) {
-      await ctx.kube.apply(objects.fn);
+      generation = (await ctx.kube.apply(objects.fn)).metadata?.generation;
     }
     for (const t of objects.triggers) {
       if (!inSync(t, live(owned.triggers, t.metadata?.name) as typeof t, DEFAULTS.Trigger)) await ctx.kube.apply(t);
@@ -303,6 +309,7 @@ export class RepositoryReconciler {
     for (const j of objects.jobs) {
       if (!inSync(j, live(owned.jobs, j.metadata?.name) as typeof j, DEFAULTS.FunctionJob)) await ctx.kube.apply(j);
     }
+    return generation;
   }
 
   /**
