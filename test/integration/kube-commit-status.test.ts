@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { GiteaApi, giteaFromEnv, WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
 import { eventually, markDeploymentAvailable, markJobFailed, markJobSucceeded } from '../helpers/kube.ts';
-import { apps, core, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { apps, core, DIGEST_A, nodeFunction, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 
 const env = giteaFromEnv();
 if (!env) throw new Error('this test needs the gitea test service: SLESS_TEST_SERVICES=kube,s3,git,gitea (built by .ci/install.d/40-gitea.sh)');
@@ -38,15 +38,16 @@ describe('kube controller: commit statuses on the synced revision (spec.commitSt
   const sync = () => kit.controller!.requestSync(kit.ns, 'site');
 
   before(async () => {
-    kit = await setupKit('kube-cs');
     repo = await api.createRepo(`kube-cs-${randomBytes(4).toString('hex')}`, { private: true });
+    // Gitea listens on loopback: allowed as an operator would with SLESS_GIT_ALLOWED_HOSTS.
+    kit = await setupKit('kube-cs', sharedS3(), { git: { allowedHosts: [new URL(repo.cloneUrl).host] }, publicBaseUrl: 'https://fn.example.com' });
     wc = await WorkingCopy.create(api.pushUrl(repo.cloneUrl));
     const files = nodeFunction('hello');
     await wc.commit(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, String(v)])), 'hello');
     const token = await api.createToken(`kube-cs-${randomBytes(3).toString('hex')}`, ['write:repository']);
     await core(kit.kc).createNamespacedSecret({
       namespace: kit.ns,
-      body: { metadata: { name: 'site-git' }, stringData: { token, webhookSecret: 'w' } },
+      body: { metadata: { name: 'site-git' }, type: 'sless.kube5s.ru/git-credentials', stringData: { token, webhookSecret: 'w' } },
     });
     await kit.startController();
     await kit.createRepository('site', { url: repo.cloneUrl, secretRef: { name: 'site-git' }, commitStatus: {} });
@@ -74,6 +75,7 @@ describe('kube controller: commit statuses on the synced revision (spec.commitSt
     const s = await statuses(sha, (m) => m.get('sless')?.status === 'failure' && m.has('sless/hello'), 'failure on the broken manifest');
     assert.match(s.get('sless')?.description ?? '', /^hello: functions\/hello\/function\.yaml:3: timeout_sec: /);
     assert.match(s.get('sless/hello')?.description ?? '', /^functions\/hello\/function\.yaml:3: timeout_sec: /);
+    assert.equal(s.get('sless/hello')?.target_url, `https://fn.example.com/funcs/${kit.ns}/source/hello`);
   });
 
   it("a failed build: failure with the build's failure; the previous version keeps its Deployment", async () => {
