@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { GiteaApi, giteaFromEnv, WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
-import { eventually, markDeploymentAvailable, markJobFailed, markJobSucceeded } from '../helpers/kube.ts';
+import { eventually, markJobFailed, markJobSucceeded } from '../helpers/kube.ts';
 import { apps, core, DIGEST_A, nodeFunction, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 
 const env = giteaFromEnv();
@@ -63,7 +63,7 @@ describe('kube controller: commit statuses on the synced revision (spec.commitSt
     assert.match(pending.get('sless')?.description ?? '', /^hello: /);
     const job = await buildJob('hello');
     await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: DIGEST_A });
-    await eventually(async () => markDeploymentAvailable(kit.kc, kit.ns, 'hello'), { timeoutMs: 30_000 });
+    await kit.serve('hello');
     const done = await statuses(sha, (s) => s.get('sless')?.status === 'success', 'success once serving');
     assert.match(done.get('sless')?.description ?? '', /^1 function serves [0-9a-f]{12}$/);
     assert.equal(done.has('sless/hello'), false);
