@@ -30,8 +30,11 @@ describe('kube controller: owned objects are watched', () => {
       return jobs;
     }, { timeoutMs: 30_000 });
     await markJobSucceeded(kit.kc, kit.buildNs, job!.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    // Built is not serving: the Function is Ready once its Deployment is rolled out and available.
+    await kit.serve('drifty');
     await eventually(async () => {
-      assert.equal((await kit.getFunction('drifty'))?.status?.phase, 'Ready');
+      const f = await kit.getFunction('drifty');
+      assert.equal(f?.status?.phase, 'Ready', JSON.stringify(f?.status));
       await batchApi(kit.kc).readNamespacedCronJob({ namespace: kit.ns, name: 'drifty-cron-nightly' });
     }, { timeoutMs: 30_000 });
   });
