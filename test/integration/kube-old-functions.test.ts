@@ -1,6 +1,6 @@
 // Function objects the old system left in clusters: env as a list of {name, value}, and code in S3
 // (s3Key) without a codeHash. The real controller against the real API server and S3; the build Job's
-// outcome is played by the harness.
+// outcome and the Deployment's rollout are played by the harness.
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -22,7 +22,7 @@ describe('kube controller: Functions of the old CRD', () => {
       region: s3.region,
       credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
     });
-    // The old system's build context, where its Function points (kaniko reads it; the harness plays kaniko).
+    // The old system's build context, where its Function points (the fetch step reads it; the harness plays the build).
     await store.put(s3Key, Readable.from([Buffer.from('a build context')]));
     await kit.startController();
     await kit.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
@@ -54,10 +54,21 @@ describe('kube controller: Functions of the old CRD', () => {
       assert.equal(jobs.length, 1);
       return jobs;
     }, { timeoutMs: 60_000 });
-    const args = JSON.stringify(job?.spec?.template.spec?.containers);
-    assert.ok(args.includes(s3Key), `the build reads the old context: ${args}`);
+    // The build reads the old context: the fetch step's presigned GET names its bucket and key.
+    const fetchStep = job?.spec?.template.spec?.initContainers?.find((c) => c.name === 'fetch');
+    const contextUrl = fetchStep?.args?.[fetchStep.args.indexOf('-url') + 1] ?? '';
+    assert.ok(contextUrl.startsWith(`${s3.endpoint}/${s3.bucket}/${s3Key}?`), `the build reads the old context: ${JSON.stringify(fetchStep?.args)}`);
+    const viaUrl = await fetch(contextUrl);
+    assert.equal(viaUrl.status, 200);
+    assert.equal(await viaUrl.text(), 'a build context');
     await markJobSucceeded(kit.kc, kit.buildNs, job?.metadata?.name ?? '', { terminationMessage: DIGEST_A });
     await eventually(async () => assert.ok((await kit.getFunction('old-hello'))?.status?.imageRef?.endsWith(DIGEST_A)), { timeoutMs: 60_000 });
+    // Built is not serving (Ready means serving): play the rollout, then the old Function is Ready.
+    await kit.serve('old-hello');
+    await eventually(async () => {
+      const f = await kit.getFunction('old-hello');
+      assert.equal(f?.status?.phase, 'Ready', JSON.stringify(f?.status));
+    }, { timeoutMs: 60_000 });
   });
 
   it('reads env given as a list of {name, value} the same way as a map', async () => {
