@@ -31,6 +31,7 @@ export interface HookOptions {
 }
 
 export interface CommitStatusRecord {
+  readonly id: number;
   readonly context: string;
   readonly status: string;
   readonly description: string;
@@ -100,11 +101,16 @@ export class GiteaApi {
     await this.call('DELETE', `/repos/${fullName}/branches/${encodeURIComponent(branch)}`);
   }
 
+  /**
+   * Every status posted on the commit, newest first. Gitea sorts by created_unix (whole seconds)
+   * only, so statuses posted within one second come back in no useful order: sorted here by id.
+   */
   async statuses(fullName: string, sha: string): Promise<CommitStatusRecord[]> {
-    return this.call<CommitStatusRecord[]>('GET', `/repos/${fullName}/commits/${sha}/statuses?limit=50`);
+    const list = await this.call<CommitStatusRecord[]>('GET', `/repos/${fullName}/commits/${sha}/statuses?limit=50`);
+    return [...list].sort((a, b) => b.id - a.id);
   }
 
-  /** The latest status per context (Gitea lists every status ever posted, newest first). */
+  /** The latest status per context (the one with the highest id). */
   async latestStatuses(fullName: string, sha: string): Promise<Map<string, CommitStatusRecord>> {
     const out = new Map<string, CommitStatusRecord>();
     for (const s of await this.statuses(fullName, sha)) if (!out.has(s.context)) out.set(s.context, s);
