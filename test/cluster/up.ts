@@ -26,7 +26,7 @@ if (process.argv.includes('--node')) {
   }
   console.log(
     `test cluster with a real node up in ${((Date.now() - t0) / 1000).toFixed(1)}s at ${node.server}\n` +
-      `  registry ${node.registry} (plain HTTP), host address for pods ${node.hostAddress}, logs ${node.logDir}\n` +
+      `  registry ${node.registry} (plain HTTP; with Basic auth: ${node.authRegistry.address}), host address for pods ${node.hostAddress}, logs ${node.logDir}\n` +
       `  export KUBECONFIG=${node.kubeconfigPath}\n  stop it with: npm run cluster:down`,
   );
   process.exit(0);

@@ -7,6 +7,8 @@
 //   SLESS_TEST_BIND_HOST            the address host services bind for pods to reach them
 //   SLESS_TEST_REGISTRY             host:port of the image registry (plain HTTP; push from the
 //                                   host, pull by containerd)
+//   SLESS_TEST_AUTH_REGISTRY        host:port of a second registry that requires Basic auth (plain
+//                                   HTTP), with its one user SLESS_TEST_AUTH_REGISTRY_USER/_PASSWORD
 //   SLESS_TEST_NODE_BUSYBOX_IMAGE   a busybox image already on the node (imagePullPolicy: Never)
 //   SLESS_TEST_NODE_LOGS            the components' logs
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -55,6 +57,9 @@ export const service: TestService = {
         SLESS_TEST_NODE: '1',
         SLESS_TEST_BIND_HOST: node.hostAddress,
         SLESS_TEST_REGISTRY: node.registry,
+        SLESS_TEST_AUTH_REGISTRY: node.authRegistry.address,
+        SLESS_TEST_AUTH_REGISTRY_USER: node.authRegistry.username,
+        SLESS_TEST_AUTH_REGISTRY_PASSWORD: node.authRegistry.password,
         SLESS_TEST_NODE_BUSYBOX_IMAGE: node.images.busybox,
         SLESS_TEST_NODE_LOGS: node.logDir,
       },

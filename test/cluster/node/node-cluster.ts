@@ -17,6 +17,7 @@ import { installKubeDns, resolvesClusterName } from './dns.ts';
 import { ensureBridge, listNetns, makeCgroupRoot, missingGlobalPaths, readSysctls } from './host.ts';
 import { acquireNodeLock } from './lock.ts';
 import {
+  AUTH_REGISTRY_USER,
   NODE_NETWORK,
   cniConfList,
   containerdConfig,
@@ -48,6 +49,8 @@ export interface NodeCluster {
   readonly token: string;
   /** host:port of the image registry, the same from the host (push) and from containerd (pull). */
   readonly registry: string;
+  /** A second registry that requires Basic auth (htpasswd, plain HTTP) and its one user; containerd pulls from it only with a pull secret. */
+  readonly authRegistry: { readonly address: string; readonly username: string; readonly password: string };
   /** The address on the host that pods reach (bind host services here). */
   readonly hostAddress: string;
   /** Images present on the node without a registry (imagePullPolicy: IfNotPresent). */
@@ -173,16 +176,24 @@ export async function startNodeCluster(options: NodeClusterOptions): Promise<Nod
     const kc = new KubeConfig();
     kc.loadFromFile(cluster.kubeconfigPath);
 
-    const [registryPort, schedulerPort, proxyMetrics, proxyHealth, kubeletPort, kubeletHealth, dnsHealth, dnsReady] = await freePorts(8);
+    const [registryPort, schedulerPort, proxyMetrics, proxyHealth, kubeletPort, kubeletHealth, dnsHealth, dnsReady, authRegistryPort] = await freePorts(9);
     const registry = `${NODE_NETWORK.gateway}:${registryPort}`;
+    const authRegistry = `${NODE_NETWORK.gateway}:${authRegistryPort}`;
     const images = nodeImages(bins.imagesVersion);
 
     // The registry and containerd.
     const registryYaml = path.join(dir, 'registry.yaml');
     await writeFile(registryYaml, registryConfig(paths, registryPort!));
     await track(startProcess('docker-registry', '/usr/bin/docker-registry', logDir, ['serve', registryYaml]));
-    await mkdir(path.join(dir, 'containerd-certs.d', registry), { recursive: true });
-    await writeFile(path.join(dir, 'containerd-certs.d', registry, 'hosts.toml'), registryHostsToml(registry));
+    const htpasswdPath = path.join(dir, 'registry-auth.htpasswd');
+    await writeFile(htpasswdPath, `${AUTH_REGISTRY_USER.htpasswd}\n`);
+    const authRegistryYaml = path.join(dir, 'registry-auth.yaml');
+    await writeFile(authRegistryYaml, registryConfig(paths, authRegistryPort!, { rootDirectory: `${paths.registryDir}-auth`, htpasswdPath }));
+    await track(startProcess('docker-registry-auth', '/usr/bin/docker-registry', logDir, ['serve', authRegistryYaml]));
+    for (const r of [registry, authRegistry]) {
+      await mkdir(path.join(dir, 'containerd-certs.d', r), { recursive: true });
+      await writeFile(path.join(dir, 'containerd-certs.d', r, 'hosts.toml'), registryHostsToml(r));
+    }
     await writeFile(path.join(paths.cniConfDir, '10-sless.conflist'), cniConfList(paths));
     const containerdToml = path.join(dir, 'containerd.toml');
     await writeFile(containerdToml, containerdConfig(paths, images.pause));
@@ -221,6 +232,7 @@ export async function startNodeCluster(options: NodeClusterOptions): Promise<Nod
     await track(startProcess('coredns', bins.coredns, logDir, ['-conf', corefilePath]));
 
     await waitFor('the registry', started, timeoutMs, () => httpOk(`http://${registry}/v2/`));
+    await waitFor('the registry with authentication', started, timeoutMs, () => httpOk(`http://${authRegistry}/v2/`, 401));
     await waitFor('containerd', started, timeoutMs, () => ctr('version').then(() => true, () => false));
     await ctr('images', 'import', bins.images.pause);
     await ctr('images', 'import', bins.images.busybox);
@@ -252,6 +264,7 @@ export async function startNodeCluster(options: NodeClusterOptions): Promise<Nod
       server: cluster.server,
       token: cluster.token,
       registry,
+      authRegistry: { address: authRegistry, username: AUTH_REGISTRY_USER.username, password: AUTH_REGISTRY_USER.password },
       hostAddress: NODE_NETWORK.gateway,
       images,
       nodeName: NODE_NETWORK.nodeName,
@@ -276,11 +289,11 @@ async function nodeReady(core: CoreV1Api): Promise<boolean> {
   }
 }
 
-function httpOk(url: string): Promise<boolean> {
+function httpOk(url: string, expected = 200): Promise<boolean> {
   return new Promise((resolve) => {
     const req = http.get(url, { timeout: 2_000 }, (res) => {
       res.resume();
-      resolve(res.statusCode === 200);
+      resolve(res.statusCode === expected);
     });
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(false));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { chainCleanupScript } from './host.ts';
-import { NODE_NETWORK, cniConfList, containerdConfig, kubeletConfig, type NodePaths } from './plan.ts';
+import { NODE_NETWORK, cniConfList, containerdConfig, kubeletConfig, registryConfig, type NodePaths } from './plan.ts';
 
 const paths: NodePaths = {
   dir: '/tmp/n',
@@ -46,6 +46,15 @@ describe('real node configuration', () => {
     assert.equal(bridge.ipMasq, true);
     assert.deepEqual((bridge.ipam as { dataDir: string }).dataDir, paths.cniDataDir);
     assert.equal(list.plugins[1]!.type, 'portmap');
+  });
+
+  it('runs a second registry, in its own folder, that requires htpasswd Basic auth', () => {
+    const open = parse(registryConfig(paths, 5000)) as Record<string, Record<string, unknown>>;
+    assert.equal(open.auth, undefined);
+    const auth = parse(registryConfig(paths, 5001, { rootDirectory: '/tmp/n/registry-auth', htpasswdPath: '/tmp/n/htpasswd' })) as typeof open;
+    assert.deepEqual(auth.auth, { htpasswd: { realm: 'sless-test', path: '/tmp/n/htpasswd' } });
+    assert.deepEqual(auth.storage!.filesystem, { rootdirectory: '/tmp/n/registry-auth' });
+    assert.deepEqual(auth.http, { addr: `${NODE_NETWORK.gateway}:5001` });
   });
 });
 

@@ -192,7 +192,18 @@ staticPodPath: ""
 `;
 }
 
-export function registryConfig(paths: NodePaths, port: number): string {
+/**
+ * The one user of the node's second registry, which requires authentication (issue 11 item 10): test-only
+ * credentials; `htpasswd` is its bcrypt entry (cost 5: the registry checks it on every request).
+ */
+export const AUTH_REGISTRY_USER = {
+  username: 'sless',
+  password: 'sless-registry-test',
+  htpasswd: 'sless:$2b$05$xMKHejU/y1tyfN1BduQP6uD4eSKt5oC9Tpwz3m3zLbfCRV1N405S2',
+} as const;
+
+/** A registry (docker-registry 2.8) on the node's address; with `auth`, htpasswd Basic auth over plain HTTP. */
+export function registryConfig(paths: NodePaths, port: number, auth?: { readonly rootDirectory: string; readonly htpasswdPath: string }): string {
   return `version: 0.1
 log:
   level: warn
@@ -200,14 +211,14 @@ log:
     disabled: true
 storage:
   filesystem:
-    rootdirectory: ${paths.registryDir}
+    rootdirectory: ${auth?.rootDirectory ?? paths.registryDir}
   delete:
     enabled: true
   cache:
     blobdescriptor: inmemory
 http:
   addr: ${NODE_NETWORK.gateway}:${port}
-`;
+${auth ? `auth:\n  htpasswd:\n    realm: sless-test\n    path: ${auth.htpasswdPath}\n` : ''}`;
 }
 
 /** CoreDNS on the host, serving the cluster domain from the API server and forwarding the rest to
