@@ -1,6 +1,11 @@
 // Helpers for the suites that run on the real node (service `node`, `npm run test:node`): the
 // admin client of test/helpers/kube.ts, plus running a busybox script in a pod and reading its
 // real output through the kubelet.
+import { readdir, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { eventually } from '../helpers/kube.ts';
 
@@ -51,4 +56,35 @@ export async function runScript(kc: KubeConfig, namespace: string, name: string,
   );
   const log = await core.readNamespacedPodLog({ namespace, name: pod.metadata!.name!, container: 'script' });
   return { phase: pod.status!.phase!, log };
+}
+
+/** A local package index for pods: the wheels of ~/.cache/sless-test/wheels (.ci/install.d/25-node.sh)
+ * as a plain directory listing on the node's host address, for pip's `--find-links`. */
+export async function startWheelIndex(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { hostAddress } = requireNode();
+  const dir = path.join(process.env.SLESS_TEST_CACHE ?? path.join(os.homedir(), '.cache', 'sless-test'), 'wheels');
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const name = decodeURIComponent((req.url ?? '/').split('?')[0]!.replace(/^\/+/, ''));
+      const files = (await readdir(dir)).filter((f) => f.endsWith('.whl'));
+      if (name === '') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(`<html><body>${files.map((f) => `<a href="${f}">${f}</a><br>`).join('\n')}</body></html>\n`);
+      } else if (files.includes(name)) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.end(await readFile(path.join(dir, name)));
+      } else {
+        res.writeHead(404).end();
+      }
+    })().catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, hostAddress, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${hostAddress}:${port}/`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,0 +1,24 @@
+// A real `sless controller` (startControllerServer: HTTP /fn, /v1, /hooks + leader election +
+// reconcilers) in its own process on the host, configured by SLESS_* variables as in a pod, scoped
+// to one test's namespace (SLESS_TEST_WATCH_NAMESPACE; its Lease lives there too) so test files
+// can run side by side on the one node. Prints `ready <url>` once it serves; SIGTERM stops it as
+// the CLI does. Killing it with SIGKILL plays a crashed controller pod.
+import './cluster-dns.ts';
+import { startControllerServer } from '../../src/cli/controller.ts';
+import { loadControllerConfig } from '../../src/config/config.ts';
+
+const watchNamespace = process.env.SLESS_TEST_WATCH_NAMESPACE;
+if (!watchNamespace) throw new Error('SLESS_TEST_WATCH_NAMESPACE is not set');
+const config = loadControllerConfig([]);
+const server = await startControllerServer(config, { stdout: process.stdout, stderr: process.stderr }, {
+  host: '127.0.0.1',
+  controller: { watchNamespace, backoff: { baseMs: 500, maxMs: 5_000 } },
+  // Fast takeover after a SIGKILL: another replica leads within a few seconds.
+  leaderElection: { namespace: watchNamespace, leaseDurationMs: 4_000, renewIntervalMs: 500, renewDeadlineMs: 3_000 },
+});
+process.stdout.write(`ready ${server.url}\n`);
+const stop = (): void => {
+  process.once('SIGTERM', () => process.exit(130));
+  void server.close().then(() => process.exit(0));
+};
+process.once('SIGTERM', stop).once('SIGINT', stop);
