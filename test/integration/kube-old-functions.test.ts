@@ -104,4 +104,31 @@ describe('kube controller: Functions of the old CRD', () => {
     assert.match(fn?.status?.message ?? '', /"MY-VAR" is not a variable name/);
     assert.equal((await kit.buildJobs('bad-env')).length, 0);
   });
+
+  it("refuses a Function whose s3Bucket is not the controller's bucket, saying so, and builds nothing", async () => {
+    // The controller presigns the context URL with its own S3 keys: honouring another bucket would let a
+    // tenant read any object those keys reach (a confused deputy).
+    await kit.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: kit.ns,
+      plural: 'functions',
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'Function',
+        metadata: { name: 'other-bucket' },
+        spec: { runtime: 'nodejs20', s3Bucket: 'someone-elses-bucket', s3Key },
+      },
+    });
+    const fn = await eventually(async () => {
+      const f = await kit.getFunction('other-bucket');
+      assert.equal(f?.status?.phase, 'Failed', JSON.stringify(f?.status));
+      return f;
+    }, { timeoutMs: 60_000 });
+    assert.match(fn?.status?.message ?? '', /s3Bucket "someone-elses-bucket" is not this controller's bucket/);
+    const stalled = fn?.status?.conditions?.find((c: { type: string }) => c.type === 'Stalled');
+    assert.equal(stalled?.status, 'True');
+    assert.equal(stalled?.reason, 'ForeignBucket');
+    assert.equal((await kit.buildJobs('other-bucket')).length, 0);
+  });
 });

@@ -109,13 +109,19 @@ export class FunctionReconciler {
         status: { phase: 'Pending', url },
       };
     }
+    if (spec.s3Bucket && spec.s3Bucket !== ctx.settings.s3.bucket) {
+      // The context URL is presigned with the controller's own S3 keys: another bucket would make it read,
+      // on a tenant's behalf, whatever those keys reach.
+      const message = `spec.s3Bucket "${spec.s3Bucket}" is not this controller's bucket "${ctx.settings.s3.bucket}": copy the context to s3://${ctx.settings.s3.bucket}/${spec.s3Key} and drop s3Bucket, or push the code again`;
+      return { outcome: { kind: 'stalled', reason: 'ForeignBucket', message }, status: { phase: 'Failed', message, url } };
+    }
     const badEnv = envProblem(spec.env);
     if (badEnv) return { outcome: { kind: 'stalled', reason: 'InvalidEnv', message: badEnv }, status: { phase: 'Failed', message: badEnv, url } };
 
     let imageRef = fn.status?.imageRef;
     let lastBuiltAt = fn.status?.lastBuiltAt;
     if (tagOf(imageRef) !== imageTag(bk)) {
-      const build = await this.build(fn, bk, spec.s3Bucket ?? ctx.settings.s3.bucket, spec.s3Key);
+      const build = await this.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key);
       if (build.kind !== 'built') return build.result;
       imageRef = build.imageRef;
       lastBuiltAt = build.finishedAt;
