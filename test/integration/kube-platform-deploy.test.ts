@@ -136,7 +136,7 @@ describe('deploy/', () => {
       'ClusterRoleBinding/sless-controller',
       'Role/sless-controller-leader-election',
       'RoleBinding/sless-controller-leader-election',
-      'Deployment/sless-controller',
+      'StatefulSet/sless-controller',
       'Service/sless-controller',
     ]) {
       assert.ok(kinds.includes(want), `${want} in ${kinds.join(', ')}`);
@@ -150,9 +150,10 @@ describe('deploy/', () => {
   });
 
   it('runs two hardened replicas with probes, downward-API identity and its settings', () => {
-    const d = find('Deployment', 'sless-controller') as Obj & {
+    const d = find('StatefulSet', 'sless-controller') as Obj & {
       spec: {
         replicas: number;
+        volumeClaimTemplates: Array<{ metadata: { name: string }; spec: { accessModes: string[]; resources: { requests: { storage: string } } } }>;
         template: {
           spec: {
             serviceAccountName: string;
@@ -165,6 +166,7 @@ describe('deploy/', () => {
               livenessProbe: { httpGet: { path: string } };
               resources: { requests: object; limits: object };
               securityContext: { readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
+              volumeMounts: Array<{ name: string; mountPath: string }>;
             }>;
           };
         };
@@ -194,6 +196,25 @@ describe('deploy/', () => {
     assert.equal(settings.cacheDir, '/var/cache/sless');
   });
 
+  it('keeps the git cache on a volume claim per replica, mounted where SLESS_CACHE_DIR points (it survives restarts)', () => {
+    const d = find('StatefulSet', 'sless-controller') as Obj & {
+      spec: {
+        volumeClaimTemplates: Array<{ metadata: { name: string }; spec: { accessModes: string[]; resources: { requests: { storage: string } } } }>;
+        template: { spec: { containers: Array<{ volumeMounts: Array<{ name: string; mountPath: string }> }>; volumes?: Array<{ name: string }> } };
+      };
+    };
+    const config = find('ConfigMap', 'sless-controller-config') as Obj & { data: Record<string, string> };
+    const claim = d.spec.volumeClaimTemplates.find((c) => c.metadata.name === 'git-cache');
+    assert.ok(claim, 'a git-cache volume claim template');
+    assert.deepEqual(claim.spec.accessModes, ['ReadWriteOnce']);
+    const gib = Number(/^(\d+)Gi$/.exec(claim.spec.resources.requests.storage)?.[1]);
+    assert.ok(gib >= 1 && gib <= 50, `a sane size: ${claim.spec.resources.requests.storage}`);
+    const mount = d.spec.template.spec.containers[0]!.volumeMounts.find((m) => m.name === 'git-cache');
+    assert.equal(mount?.mountPath, config.data.SLESS_CACHE_DIR);
+    // Not shadowed by a pod volume of the same name (an emptyDir would lose the cache on restart).
+    assert.ok(!(d.spec.template.spec.volumes ?? []).some((v) => v.name === 'git-cache'));
+  });
+
   it('grants no wildcard verbs or resources', () => {
     for (const kind of ['ClusterRole', 'Role']) {
       for (const role of objects.filter((o) => o.kind === kind) as Array<Obj & { rules: Array<{ verbs: string[]; resources: string[]; apiGroups: string[] }> }>) {
@@ -215,7 +236,7 @@ describe('deploy/', () => {
     }
     if (withKubectl) {
       const { stdout } = await kubectl(['apply', '--dry-run=server', '-k', 'deploy/']);
-      assert.match(stdout, /deployment\.apps\/sless-controller (created|configured|unchanged) \(server dry run\)/);
+      assert.match(stdout, /statefulset\.apps\/sless-controller (created|configured|unchanged) \(server dry run\)/);
       assert.match(stdout, /clusterrole\.rbac\.authorization\.k8s\.io\/sless-controller (created|configured|unchanged) \(server dry run\)/);
       return;
     }
