@@ -80,6 +80,8 @@ function s3Env(): Record<string, string> {
 export interface NodeKitOptions {
   /** The S3 endpoint the controller uses (default the `s3` service's), e.g. a measuring proxy. */
   readonly s3Endpoint?: string;
+  /** More SLESS_* settings for the controllers, over the kit's (e.g. SLESS_REGISTRY, SLESS_IMAGE_PULL_SECRETS). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export async function setupNodeKit(prefix: string, options: NodeKitOptions = {}): Promise<NodeKit> {
@@ -110,6 +112,7 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
     SLESS_CACHE_DIR: cacheDir,
     SLESS_TEST_WATCH_NAMESPACE: ns,
     POD_NAMESPACE: ns,
+    ...options.env,
   };
   const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
     try {
