@@ -23,6 +23,7 @@ import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import type { CommandIo } from './io.ts';
+import { reuseConnections } from '../platform/kubernetes/runtime/reuse-connections.ts';
 
 /** What tests and the benchmark change; production uses the defaults. */
 export interface ControllerServerOptions {
@@ -106,7 +107,8 @@ function loadKubeConfig(config: ControllerConfig): KubeConfig {
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
-  return kc;
+  // client-node opens a new connection per API call otherwise (runtime/reuse-connections.ts).
+  return reuseConnections(kc);
 }
 
 /** The Lease lives beside the controller: POD_NAMESPACE in a cluster, else the kubeconfig's namespace. */

@@ -9,7 +9,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Metrics } from '../metrics/metrics.ts';
-import { statusClass } from '../metrics/metrics.ts';
+import { invocationSeries, statusClass } from '../metrics/metrics.ts';
 import type { Platform } from '../platform/types.ts';
 import type { InvocationLog } from '../store/types.ts';
 import { isDnsLabel } from './dns-label.ts';
@@ -87,7 +87,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
     if (!res.writableFinished) controller?.abort(new Error('the client closed the connection'));
     const finalStatus = res.writableFinished ? status || res.statusCode : CLIENT_CLOSED;
     const seconds = (performance.now() - started) / 1000;
-    const series = exists ? seriesFor(ctx.metrics, namespace, name, statusClass(finalStatus)) : seriesFor(ctx.metrics, '', '', statusClass(finalStatus));
+    const series = exists ? invocationSeries(ctx.metrics, namespace, name, statusClass(finalStatus)) : invocationSeries(ctx.metrics, '', '', statusClass(finalStatus));
     series.count.inc();
     series.duration.observe(seconds);
     if (!exists) return;
@@ -200,28 +200,6 @@ function clientOf(req: IncomingMessage, trustProxy: boolean): { clientIp: string
   const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]?.trim();
   const xfp = req.headers['x-forwarded-proto'];
   return { clientIp: first || req.socket.remoteAddress, proto: (Array.isArray(xfp) ? xfp[0] : xfp) ?? socketProto };
-}
-
-interface Series {
-  readonly count: { inc(): void };
-  readonly duration: { observe(value: number): void };
-}
-const seriesCache = new WeakMap<Metrics, Map<string, Series>>();
-
-/** prom-client hashes the label set on every call; the children per function are cached instead. */
-function seriesFor(metrics: Metrics, namespace: string, fn: string, status: string): Series {
-  let byKey = seriesCache.get(metrics);
-  if (!byKey) seriesCache.set(metrics, (byKey = new Map()));
-  const key = `${namespace}/${fn}/${status}`;
-  let series = byKey.get(key);
-  if (!series) {
-    const labels = { namespace, function: fn, status_class: status };
-    series = { count: metrics.invocations.labels(labels), duration: metrics.invocationDuration.labels(labels) };
-    // Deleted functions leave their series behind; keep the cache itself bounded all the same.
-    if (byKey.size > 10_000) byKey.clear();
-    byKey.set(key, series);
-  }
-  return series;
 }
 
 function tooLarge(limit: number): HttpError {

@@ -83,6 +83,48 @@ export function createMetrics(registry: Registry): Metrics {
   return metrics;
 }
 
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+const BUILD_OUTCOMES = ['succeeded', 'failed'] as const;
+const SYNC_OUTCOMES = ['success', 'failure'] as const;
+
+export interface InvocationSeries {
+  readonly count: { inc(): void };
+  readonly duration: { observe(value: number): void };
+}
+const seriesCache = new WeakMap<Metrics, Map<string, InvocationSeries>>();
+
+/** The /fn series of one function and status class; prom-client hashes the label set on every call, so the children are cached. */
+export function invocationSeries(metrics: Metrics, namespace: string, fn: string, status: string): InvocationSeries {
+  let byKey = seriesCache.get(metrics);
+  if (!byKey) seriesCache.set(metrics, (byKey = new Map()));
+  const key = `${namespace}/${fn}/${status}`;
+  let series = byKey.get(key);
+  if (!series) {
+    const labels = { namespace, function: fn, status_class: status };
+    series = { count: metrics.invocations.labels(labels), duration: metrics.invocationDuration.labels(labels) };
+    // dropFunctionSeries removes a deleted function's entries; the bound covers processes that never hear of deletions.
+    if (byKey.size > 10_000) byKey.clear();
+    byKey.set(key, series);
+  }
+  return series;
+}
+
+/** A deleted function's series go with it (otherwise every function ever deployed stays in /metrics). */
+export function dropFunctionSeries(metrics: Metrics, namespace: string, fn: string): void {
+  const cached = seriesCache.get(metrics);
+  for (const status_class of STATUS_CLASSES) {
+    metrics.invocations.remove({ namespace, function: fn, status_class });
+    metrics.invocationDuration.remove({ namespace, function: fn, status_class });
+    cached?.delete(`${namespace}/${fn}/${status_class}`);
+  }
+  for (const outcome of BUILD_OUTCOMES) metrics.buildDuration.remove({ namespace, function: fn, outcome });
+}
+
+/** A deleted repository's sync series go with it. */
+export function dropRepositorySeries(metrics: Pick<Metrics, 'syncDuration'>, namespace: string, repository: string): void {
+  for (const outcome of SYNC_OUTCOMES) metrics.syncDuration.remove({ namespace, repository, outcome });
+}
+
 /** `2xx`, `4xx`, ... for a status code. */
 export function statusClass(status: number): string {
   return `${Math.floor(status / 100)}xx`;

@@ -5,13 +5,17 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
-import { BatchV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, type KubeConfig } from '@kubernetes/client-node';
 import PQueue from 'p-queue';
-import { markJobSucceeded } from '../helpers/kube.ts';
+import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube.ts';
 
 /** Forwards every request to the API server and counts it by `VERB resource`; watches stream through. */
-export async function countingProxy(target: URL): Promise<{ url: string; counts: Map<string, number>; total(): number; close(): Promise<void> }> {
+export async function countingProxy(
+  target: URL,
+): Promise<{ url: string; counts: Map<string, number>; perObject: Map<string, number>; total(): number; close(): Promise<void> }> {
   const counts = new Map<string, number>();
+  /** Writes per `VERB resource name` (which objects get written how often). */
+  const perObject = new Map<string, number>();
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -24,6 +28,10 @@ export async function countingProxy(target: URL): Promise<{ url: string; counts:
     const verb = watch ? 'WATCH' : req.method === 'GET' && rest.length < 2 ? 'LIST' : (req.method ?? '?');
     const key = `${verb} ${resource}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (verb !== 'GET' && verb !== 'LIST' && verb !== 'WATCH') {
+      const objectKey = `${key} ${rest[1] ?? ''}`;
+      perObject.set(objectKey, (perObject.get(objectKey) ?? 0) + 1);
+    }
     const upstream = https.request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
       (up) => {
@@ -39,6 +47,7 @@ export async function countingProxy(target: URL): Promise<{ url: string; counts:
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     counts,
+    perObject,
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
     close: () =>
       new Promise<void>((resolve) => {
@@ -66,6 +75,26 @@ export function writesOf(counts: ReadonlyMap<string, number>, since: ReadonlyMap
     if (d > 0 && /^(POST|PUT|PATCH|DELETE) /.test(k) && !k.endsWith(' leases')) out.set(k, d);
   }
   return out;
+}
+
+/** Per write kind: how many objects got it and the most any one got (`PATCH triggers/status: 400 objects, at most 2 (fn-0001-http)`). */
+export function writesPerObject(perObject: ReadonlyMap<string, number>, since: ReadonlyMap<string, number> = new Map()): string {
+  const kinds = new Map<string, { objects: number; writes: number; max: number; maxName: string }>();
+  for (const [k, v] of perObject) {
+    const d = v - (since.get(k) ?? 0);
+    if (d <= 0) continue;
+    const at = k.lastIndexOf(' ');
+    const kind = k.slice(0, at);
+    const e = kinds.get(kind) ?? { objects: 0, writes: 0, max: 0, maxName: '' };
+    e.objects++;
+    e.writes += d;
+    if (d > e.max) Object.assign(e, { max: d, maxName: k.slice(at + 1) });
+    kinds.set(kind, e);
+  }
+  return [...kinds]
+    .sort((a, b) => b[1].writes - a[1].writes)
+    .map(([kind, e]) => `${kind}: ${e.writes} on ${e.objects} objects, at most ${e.max} (${e.maxName})`)
+    .join('; ');
 }
 
 export const total = (m: ReadonlyMap<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
@@ -129,15 +158,42 @@ export async function startControllerProcess(opts: { bin: string; cwd: string; k
   };
 }
 
-/** Plays kaniko: every build Job in `namespace` gets a pod that printed `digest` and a Complete status. */
-export function startBuildHarness(kc: KubeConfig, namespace: string, digest: string, log: (m: string) => void) {
+/**
+ * Plays kaniko and the Deployment controller: every build Job in `buildNamespace` gets a pod that printed
+ * `digest` and a Complete status; every sless Deployment in `appNamespace` whose status lags behind its
+ * generation gets the status of a finished rollout (Ready means serving: the controller waits for it).
+ */
+export function startBuildHarness(kc: KubeConfig, namespace: string, digest: string, log: (m: string) => void, appNamespace?: string) {
   const batch = kc.makeApiClient(BatchV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
   const finished = new Set<string>();
+  const rolledOut = new Map<string, number>();
   const queue = new PQueue({ concurrency: 16 });
   let lastBuildSeenAt = 0;
+  let rollouts = 0;
   let running = true;
+  const playRollouts = async () => {
+    if (!appNamespace) return;
+    const list = await apps.listNamespacedDeployment({ namespace: appNamespace, labelSelector: 'app.kubernetes.io/managed-by=sless' }).catch(() => ({ items: [] }));
+    for (const d of list.items) {
+      const name = d.metadata?.name ?? '';
+      const generation = d.metadata?.generation ?? 0;
+      if ((d.status?.observedGeneration ?? 0) >= generation || rolledOut.get(name) === generation) continue;
+      rolledOut.set(name, generation);
+      queue
+        .add(async () => {
+          await markDeploymentAvailable(kc, appNamespace, name);
+          rollouts++;
+        })
+        .catch((err: unknown) => {
+          rolledOut.delete(name);
+          log(`harness: rollout of ${name}: ${err instanceof Error ? err.message : String(err)}; will retry`);
+        });
+    }
+  };
   const loop = (async () => {
     while (running) {
+      await playRollouts();
       const jobs = await batch.listNamespacedJob({ namespace }).catch(() => ({ items: [] }));
       for (const job of jobs.items) {
         const name = job.metadata?.name ?? '';
@@ -158,6 +214,9 @@ export function startBuildHarness(kc: KubeConfig, namespace: string, digest: str
     },
     get lastBuildSeenAt() {
       return lastBuildSeenAt;
+    },
+    get rollouts() {
+      return rollouts;
     },
     async stop() {
       running = false;

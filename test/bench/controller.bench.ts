@@ -1,6 +1,6 @@
 // Controller benchmark (not part of npm test):
 //   node --import tsx test/bench/controller.bench.ts [--functions 1000] [--repositories 1]
-//        [--sless-bin dist-bin/sless.js] [--soak-seconds 0] [--push-every 10]
+//        [--sless-bin dist-bin/sless.js] [--soak-seconds 0] [--push-every 10] [--cpu-prof DIR]
 // R FunctionRepositories with N/R function folders each on a real git server, reconciled by a real
 // `sless controller` process (one replica) against a real kube-apiserver and SeaweedFS. Nothing runs
 // containers here, so a harness plays kaniko: every build Job gets a pod that "printed" an image
@@ -30,7 +30,7 @@ import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts'
 import { freshNamespace } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
 import { runBench, type BenchLifecycle } from './bench-lifecycle.ts';
-import { countingProxy, procStatus, startBuildHarness, startControllerProcess, total, writesOf, type ControllerProcess } from './controller-bench-kit.ts';
+import { countingProxy, procStatus, startBuildHarness, startControllerProcess, total, writesOf, writesPerObject, type ControllerProcess } from './controller-bench-kit.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +41,8 @@ const { values } = parseArgs({
     'sless-bin': { type: 'string' },
     'soak-seconds': { type: 'string', default: '0' },
     'push-every': { type: 'string', default: '10' },
+    // A folder for V8 CPU profiles of the controller (--cpu-prof; written when each controller process exits).
+    'cpu-prof': { type: 'string' },
   },
 });
 const N = Number(values.functions);
@@ -169,6 +171,7 @@ runBench(async (life) => {
     SLESS_LOG_LEVEL: 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',
+    ...(values['cpu-prof'] ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(values['cpu-prof'])}`.trim() } : {}),
   };
   let controller: ControllerProcess | undefined;
   life.onStop(() => controller?.stop());
@@ -191,7 +194,7 @@ runBench(async (life) => {
   const idle = await procStatus(c.pid);
   log(`controller pid ${c.pid} watching after ${startMs} ms, RSS ${idle.rssMb.toFixed(0)} MB before any work; ${proxy.total()} requests so far`);
 
-  const harness = startBuildHarness(kc, buildNs.name, DIGEST, log);
+  const harness = startBuildHarness(kc, buildNs.name, DIGEST, log, ns.name);
   life.onStop(() => harness.stop());
   const getRepo = async (name: string) =>
     (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functionrepositories', name })) as RepositoryResource & {
@@ -207,6 +210,7 @@ runBench(async (life) => {
 
   const before = proxy.total();
   const countsBeforeRepo = new Map(proxy.counts);
+  const objectsBeforeRepo = new Map(proxy.perObject);
   t0 = Date.now();
   for (const r of repos) {
     await custom.createNamespacedCustomObject({
@@ -247,6 +251,7 @@ runBench(async (life) => {
   const delta = (since: ReadonlyMap<string, number>) =>
     new Map([...proxy.counts].map(([k, v]): [string, number] => [k, v - (since.get(k) ?? 0)]).filter(([, v]) => v > 0));
   log(`  by verb/resource: ${summary(delta(countsBeforeRepo))}`);
+  log(`  writes per object: ${writesPerObject(proxy.perObject, objectsBeforeRepo)}`);
   log(`controller RSS ${steady.rssMb.toFixed(0)} MB at steady state, peak ${Math.max(peakHwm, steady.hwmMb).toFixed(0)} MB; CPU ${(steady.cpuMs / 1000).toFixed(1)} s`);
 
   /** Requests a sync of `name` and waits until its status says it handled it. */
@@ -309,6 +314,7 @@ runBench(async (life) => {
   await c.stop();
   const buildsBeforeRestart = harness.builds;
   const countsBeforeRestart = new Map(proxy.counts);
+  const objectsBeforeRestart = new Map(proxy.perObject);
   const restartAt = Date.now();
   c = await startController();
   await Promise.all(repos.map((r) => syncOnce(r.name)));
@@ -319,6 +325,7 @@ runBench(async (life) => {
   log(
     `restart → first no-change sync of all ${repos.length} repositories: ${restartMs} ms; ${harness.builds - buildsBeforeRestart} rebuilds; ${total(restartWrites)} writes (${summary(restartWrites)})`,
   );
+  if (total(restartWrites) > 0) log(`  restart writes per object: ${writesPerObject(proxy.perObject, objectsBeforeRestart)}`);
 
   const soak: Array<{ t: number; rssMb: number; loopP99Ms: number | undefined }> = [];
   if (SOAK_S > 0) {

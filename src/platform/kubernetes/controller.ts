@@ -23,17 +23,20 @@ import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { BuildLog } from '../../store/types.ts';
 import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
+import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
 import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
 import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
 import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
-import { keyOf, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
+import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
+import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
 import { apiMessage, KubeClient, VERSION } from './runtime/kube-client.ts';
 import { InformerGroup } from './runtime/informer-group.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
+import { reuseConnections } from './runtime/reuse-connections.ts';
 import { listAllPages } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
@@ -64,6 +67,8 @@ type AnyResource = KubernetesObject & { spec?: unknown; status?: unknown };
 export class Controller {
   readonly kube: KubeClient;
   readonly metrics: ControllerMetrics;
+  /** The per-function and per-repository series (dropped with their objects). */
+  private readonly series: Metrics;
   readonly store: ArtifactStore;
   private readonly informers: {
     repositories: ResilientInformer<RepositoryResource & KubernetesObject>;
@@ -91,11 +96,16 @@ export class Controller {
   private readonly allSynced = new Promise<void>((resolve) => (this.markSynced = resolve));
   private stopped = false;
   private readonly pools: Record<'syncs' | 'builds' | 'other', PQueue>;
+  private readonly ctx: ReconcileContext;
 
   constructor(private readonly opts: ControllerOptions) {
-    const { kubeConfig, settings, logger } = opts;
+    const { settings, logger } = opts;
+    // One dispatcher for all API calls (client-node makes one per call otherwise); idempotent.
+    const kubeConfig = reuseConnections(opts.kubeConfig);
     this.kube = new KubeClient(kubeConfig);
-    this.metrics = createControllerMetrics(opts.registry ?? new Registry());
+    const registry = opts.registry ?? new Registry();
+    this.metrics = createControllerMetrics(registry);
+    this.series = createMetrics(registry);
     this.store =
       opts.store ??
       new S3ArtifactStore({
@@ -154,10 +164,22 @@ export class Controller {
         }),
       );
     this.informers = {
-      repositories: crdInformer('FunctionRepository', (e, o) => this.onRepository(e, o)),
-      functions: crdInformer('Function', (_e, o) => this.onFunction(o)),
-      triggers: crdInformer('Trigger', (_e, o) => this.onTrigger(o)),
-      functionJobs: crdInformer('FunctionJob', (_e, o) => this.queues.FunctionJob.add(keyOf(o))),
+      repositories: crdInformer('FunctionRepository', (e, o) => {
+        if (e === 'delete') this.forget('FunctionRepository', o);
+        this.onRepository(e, o);
+      }),
+      functions: crdInformer('Function', (e, o) => {
+        if (e === 'delete') this.forget('Function', o);
+        this.onFunction(o);
+      }),
+      triggers: crdInformer('Trigger', (e, o) => {
+        if (e === 'delete') this.forget('Trigger', o);
+        this.onTrigger(o);
+      }),
+      functionJobs: crdInformer('FunctionJob', (e, o) => {
+        if (e === 'delete') this.forget('FunctionJob', o);
+        this.queues.FunctionJob.add(keyOf(o));
+      }),
       jobs: owned<V1Job>('jobs', 'batch/v1', (ns, page) =>
         ns ? batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }) : batch.listJobForAllNamespaces({ labelSelector: selector, ...page }),
         (o) => this.onJob(o),
@@ -183,7 +205,7 @@ export class Controller {
       logger,
       ...(settings.publicBaseUrl ? { publicBaseUrl: settings.publicBaseUrl } : {}),
     });
-    const ctx: ReconcileContext = {
+    const ctx: ReconcileContext = (this.ctx = {
       kube: this.kube,
       caches,
       settings,
@@ -195,7 +217,7 @@ export class Controller {
       statusMemo: new Map(),
       commitStatus: this.commitStatus,
       ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
-    };
+    });
     this.repositoryReconciler = new RepositoryReconciler(ctx);
     const functions = (this.functionReconciler = new FunctionReconciler(ctx));
     const triggers = (this.triggerReconciler = new TriggerReconciler(ctx));
@@ -206,10 +228,11 @@ export class Controller {
       builds: new PQueue({ concurrency: c.builds ?? 8 }),
       other: new PQueue({ concurrency: c.reconciles ?? 8 }),
     });
-    const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>) =>
+    const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>, groupOf: (key: string) => string) =>
       new WorkQueue({
         name: kind,
         pool,
+        groupOf,
         ...(opts.backoff ? { backoff: opts.backoff } : {}),
         ...(opts.timers ? { timers: opts.timers } : {}),
         handler: async (key) => {
@@ -231,10 +254,10 @@ export class Controller {
         onDepth: (name, depth) => this.metrics.queueDepth.set({ queue: name }, depth),
       });
     this.queues = {
-      FunctionRepository: queue('FunctionRepository', pools.syncs, (k) => this.repositoryReconciler.reconcile(k)),
-      Function: queue('Function', pools.builds, (k) => functions.reconcile(k)),
-      Trigger: queue('Trigger', pools.other, (k) => triggers.reconcile(k)),
-      FunctionJob: queue('FunctionJob', pools.other, (k) => functionJobs.reconcile(k)),
+      FunctionRepository: queue('FunctionRepository', pools.syncs, (k) => this.repositoryReconciler.reconcile(k), (k) => splitKey(k).namespace),
+      Function: queue('Function', pools.builds, (k) => functions.reconcile(k), (k) => repositoryGroup(k, caches.functions)),
+      Trigger: queue('Trigger', pools.other, (k) => triggers.reconcile(k), (k) => repositoryGroup(k, caches.triggers)),
+      FunctionJob: queue('FunctionJob', pools.other, (k) => functionJobs.reconcile(k), (k) => repositoryGroup(k, caches.functionJobs)),
     };
   }
 
@@ -292,6 +315,16 @@ export class Controller {
   /** Read access to the informer caches (the platform can serve reads from them). */
   get caches(): Caches {
     return this.informers;
+  }
+
+  /** A sless object is gone: what this process remembered of it goes too (status memo, events, its metric series). */
+  private forget(kind: SlessKind, obj: AnyResource): void {
+    forgetStatus(this.ctx.statusMemo, kind, obj);
+    this.kube.events.forget(obj.metadata?.uid);
+    const namespace = obj.metadata?.namespace ?? '';
+    const name = obj.metadata?.name ?? '';
+    if (kind === 'Function') dropFunctionSeries(this.series, namespace, name);
+    if (kind === 'FunctionRepository') dropRepositorySeries(this.series, namespace, name);
   }
 
   private onRepository(event: InformerEvent, repo: RepositoryResource): void {

@@ -10,6 +10,7 @@ import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
 import type { ControllerSettings } from '../settings.ts';
 import type { ControllerMetrics } from '../controller-metrics.ts';
 import type { StatusMemo } from './status-writer.ts';
+import { LABELS } from '../objects/meta.ts';
 
 export interface ControllerLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -70,6 +71,16 @@ export function record(
 export function splitKey(key: string): { namespace: string; name: string } {
   const slash = key.indexOf('/');
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/**
+ * The fairness group of an object's queue key: its repository (`ns/repo`), else its namespace, so that
+ * the keys of one large repository take turns with everyone else's (runtime/fair-lanes.ts).
+ */
+export function repositoryGroup(key: string, cache: Cache<{ metadata?: { labels?: Record<string, string> } }>): string {
+  const { namespace, name } = splitKey(key);
+  const repo = cache.get(name, namespace)?.metadata?.labels?.[LABELS.repository];
+  return repo ? `${namespace}/${repo}` : namespace;
 }
 
 export function keyOf(obj: { metadata?: { namespace?: string; name?: string } }): string {

@@ -6,7 +6,6 @@
 // Safety rules (issue 4): a sync that finds zero functions where the repository owns some prunes nothing
 // and goes Stalled; a function whose folder is broken keeps its objects untouched (last good version keeps
 // running) and reports the problem in status.functions[].error; prune only when spec.prune.
-import PQueue from 'p-queue';
 import { formatProblem } from '../../../manifest/format-problem.ts';
 import { SnapshotBuilder } from '../../../source/build-snapshot.ts';
 import { listManifestFiles } from '../../../source/function-files.ts';
@@ -22,6 +21,7 @@ import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.t
 import { ANNOTATIONS, FINALIZER, GIT_CREDENTIALS_SECRET_TYPE, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
+import { FairPool } from '../runtime/fair-lanes.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import { DEFAULT_FUNCTIONS_PER_NAMESPACE, DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, DEFAULT_MIN_INTERVAL_MS } from '../settings.ts';
 import type { Outcome } from './conditions.ts';
@@ -55,14 +55,14 @@ class TerminalError extends Error {
 
 export class RepositoryReconciler {
   private readonly sources = new Map<string, SyncState>();
-  /** Bounds the per-function work of syncs (context uploads, applies). */
-  private readonly uploads: PQueue;
+  /** Bounds the per-function work of syncs (context uploads, applies); repositories take turns. */
+  private readonly uploads: FairPool;
 
   /** Where syncs may connect: public addresses plus the operator's allowlist. */
   private readonly targets: TargetPolicy;
 
   constructor(private readonly ctx: ReconcileContext) {
-    this.uploads = new PQueue({ concurrency: ctx.settings.concurrency?.uploads ?? 8 });
+    this.uploads = new FairPool(ctx.settings.concurrency?.uploads ?? 8);
     const git = ctx.settings.git ?? {};
     this.targets = TargetPolicy.publicOnly({
       allow: git.allowedHosts ?? [],
@@ -193,7 +193,7 @@ export class RepositoryReconciler {
 
     await Promise.all(
       valid.map((entry) =>
-        this.uploads.add(async () => {
+        this.uploads.add(key, async () => {
           const fnName = entry.manifest!.name;
           const existing = owned.functions.find((f) => f.metadata?.name === fnName) ?? ctx.caches.functions.get(fnName, namespace);
           if (existing && !ownedByRepository(existing, name)) {

@@ -33,7 +33,7 @@ export async function writeStatus(
     prev.observedGeneration === summary.observedGeneration &&
     sameConditions(prev.conditions, summary.conditions);
   if (same) return;
-  const id = `${kind}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}/${obj.metadata?.uid ?? ''}`;
+  const id = memoId(kind, obj);
   const body = { ...fields, ...summary };
   const fingerprint = JSON.stringify({ ...body, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) });
   const now = ctx.now().getTime();
@@ -42,6 +42,15 @@ export async function writeStatus(
   await ctx.kube.patchStatus(kind, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', body);
   if (ctx.statusMemo.size >= MAX_REMEMBERED) ctx.statusMemo.clear();
   ctx.statusMemo.set(id, { fingerprint, at: now });
+}
+
+function memoId(kind: SlessKind, obj: Pick<WithStatus, 'metadata'>): string {
+  return `${kind}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}/${obj.metadata?.uid ?? ''}`;
+}
+
+/** The object is gone: drop what this controller remembered of its status. */
+export function forgetStatus(memo: StatusMemo, kind: SlessKind, obj: Pick<WithStatus, 'metadata'>): void {
+  memo.delete(memoId(kind, obj));
 }
 
 /** '' and null clear a field, so they equal an absent one; objects compare by JSON. */

@@ -16,6 +16,7 @@ import {
 import { VERSION } from '../crd-types.ts';
 import { FIELD_MANAGER, GROUP } from '../objects/meta.ts';
 import { KINDS, type SlessKind } from '../objects/resources.ts';
+import { EventRecorder, type EventTarget } from './event-recorder.ts';
 
 export { VERSION };
 
@@ -41,11 +42,7 @@ function describe(obj: EventTarget): string {
   return `${obj.kind ?? '?'} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name ?? '?'}`;
 }
 
-export interface EventTarget {
-  readonly apiVersion?: string;
-  readonly kind?: string;
-  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly uid?: string };
-}
+export type { EventTarget };
 
 export class KubeClient {
   readonly objects: KubernetesObjectApi;
@@ -62,9 +59,25 @@ export class KubeClient {
     this.requestsByOperation[operation] = (this.requestsByOperation[operation] ?? 0) + 1;
   }
 
+  /** Events by outcome and object (public for tests and the controller's forget-on-delete). */
+  readonly events: EventRecorder;
+
   constructor(readonly kubeConfig: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.events = new EventRecorder({
+      sink: {
+        create: async (namespace, body) => {
+          this.note('event');
+          const created = await this.core.createNamespacedEvent({ namespace, body });
+          return created.metadata?.name ? { name: created.metadata.name } : undefined;
+        },
+        update: async (namespace, name, count, lastTimestamp) => {
+          this.note('event');
+          await this.core.patchNamespacedEvent({ namespace, name, body: { count, lastTimestamp } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        },
+      },
+    });
     this.batch = kubeConfig.makeApiClient(BatchV1Api);
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
@@ -177,37 +190,11 @@ export class KubeClient {
     }
   }
 
-  /** A core/v1 Event on target; failures to record are swallowed (events are best effort). */
+  /**
+   * A core/v1 Event on target, aggregated (event-recorder.ts): the first occurrence of an outcome creates
+   * it, repeats only count (one series update a minute at most). Failures are swallowed (best effort).
+   */
   async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    const namespace = target.metadata?.namespace;
-    if (!namespace) return;
-    const now = new Date();
-    this.note('event');
-    try {
-      await this.core.createNamespacedEvent({
-        namespace,
-        body: {
-          metadata: { generateName: `${target.metadata?.name ?? 'sless'}.`, namespace },
-          involvedObject: {
-            apiVersion: target.apiVersion,
-            kind: target.kind,
-            name: target.metadata?.name,
-            namespace,
-            uid: target.metadata?.uid,
-          },
-          type,
-          reason,
-          message: message.slice(0, 1024),
-          source: { component: 'sless-controller' },
-          reportingComponent: 'sless-controller',
-          reportingInstance: 'sless-controller',
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
-        },
-      });
-    } catch {
-      // best effort: an event that cannot be written must never fail a reconcile
-    }
+    await this.events.record(target, type, reason, message);
   }
 }

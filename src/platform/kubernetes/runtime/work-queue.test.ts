@@ -69,6 +69,28 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen, ['busy', 'a', 'b']);
   });
 
+  it('takes waiting keys round robin by group: one large repository does not delay another', async () => {
+    const seen: string[] = [];
+    const timers = new FakeTimers();
+    const pool = new PQueue({ concurrency: 1 });
+    const q = new WorkQueue({
+      name: 'fair',
+      pool,
+      timers,
+      groupOf: (key) => key.split(':')[0]!,
+      handler: async (key) => {
+        seen.push(key);
+      },
+    });
+    for (let i = 0; i < 100; i++) q.add(`big:${i}`);
+    q.add('small:0');
+    q.add('other:0');
+    await pool.onIdle();
+    assert.equal(seen.length, 102);
+    // big:0 started at once (the pool was free); then the groups take turns.
+    assert.deepEqual(seen.slice(0, 5), ['big:0', 'big:1', 'small:0', 'other:0', 'big:2']);
+  });
+
   it('retries failures with exponential backoff and forgets failures after a success', async () => {
     let calls = 0;
     const { q, pool, timers, errors } = setup(async () => {

@@ -1,7 +1,10 @@
 // A keyed work queue in the style of client-go's workqueue: a key is never handled twice at once; adding a
 // key while it runs gives exactly one more run after it (so a push during a sync is never lost); failures
-// retry with exponential backoff; a handler may ask to run again after a delay (spec.interval).
+// retry with exponential backoff; a handler may ask to run again after a delay (spec.interval). Waiting keys
+// take turns by group (groupOf: the repository or namespace of the object), so one large repository
+// cannot delay the others: the pool runs anonymous turns, each picks the next key round robin.
 import type PQueue from 'p-queue';
+import { FairLanes } from './fair-lanes.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
 export interface HandlerResult {
@@ -18,6 +21,8 @@ export interface WorkQueueOptions {
   readonly timers?: Timers;
   readonly onError?: (key: string, err: unknown, retryInMs: number) => void;
   readonly onDepth?: (name: string, depth: number) => void;
+  /** The fairness group of a key (default: one group, i.e. first come first served). */
+  readonly groupOf?: (key: string) => string;
 }
 
 type KeyState = 'queued' | 'running' | 'dirty';
@@ -26,6 +31,8 @@ export class WorkQueue {
   private readonly state = new Map<string, KeyState>();
   private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
   private readonly failures = new Map<string, number>();
+  /** Queued keys by group; each key here has one turn waiting in the pool. */
+  private readonly ready = new FairLanes<string>();
   private readonly timers: Timers;
   private stopped = false;
 
@@ -46,7 +53,8 @@ export class WorkQueue {
     this.cancelDelayed(key);
     this.state.set(key, 'queued');
     this.report();
-    void this.opts.pool.add(() => this.run(key));
+    this.ready.push(this.opts.groupOf?.(key) ?? '', key);
+    void this.opts.pool.add(() => this.turn());
   }
 
   /** Keys waiting or running. */
@@ -80,6 +88,12 @@ export class WorkQueue {
   private cancelDelayed(key: string): void {
     this.delayed.get(key)?.cancel();
     this.delayed.delete(key);
+  }
+
+  /** One turn of the pool: the next queued key in round-robin order. */
+  private async turn(): Promise<void> {
+    const key = this.ready.shift();
+    if (key !== undefined) await this.run(key);
   }
 
   private async run(key: string): Promise<void> {

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FairLanes, FairPool } from './fair-lanes.ts';
+
+describe('FairLanes', () => {
+  it('gives each group a turn: a large group never holds back a small one behind all its items', () => {
+    const lanes = new FairLanes<string>();
+    for (let i = 0; i < 1000; i++) lanes.push('big', `big-${i}`);
+    lanes.push('small', 'small-0');
+    lanes.push('small', 'small-1');
+    const order = Array.from({ length: 6 }, () => lanes.shift());
+    assert.deepEqual(order, ['big-0', 'small-0', 'big-1', 'small-1', 'big-2', 'big-3']);
+    assert.equal(lanes.size, 996);
+    assert.equal(lanes.groups, 1);
+  });
+
+  it('keeps each group in its own order and is empty after the last item', () => {
+    const lanes = new FairLanes<number>();
+    lanes.push('a', 1);
+    lanes.push('a', 2);
+    assert.equal(lanes.shift(), 1);
+    assert.equal(lanes.shift(), 2);
+    assert.equal(lanes.shift(), undefined);
+    assert.equal(lanes.size, 0);
+  });
+});
+
+describe('FairPool', () => {
+  it('runs at most `concurrency` tasks and serves a small group while a large one is queued', async () => {
+    const pool = new FairPool(2);
+    const started: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const task = (name: string) => async () => {
+      started.push(name);
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 1));
+      running--;
+      return name;
+    };
+    const big = Array.from({ length: 50 }, (_, i) => pool.add('big', task(`big-${i}`)));
+    const small = pool.add('small', task('small-0'));
+    assert.equal(await small, 'small-0');
+    await Promise.all(big);
+    await pool.onIdle();
+    assert.equal(peak, 2);
+    assert.ok(started.indexOf('small-0') <= 3, `small-0 started as task ${started.indexOf('small-0')}: ${started.slice(0, 5).join(', ')}`);
+  });
+
+  it('passes a task failure to its caller and keeps going', async () => {
+    const pool = new FairPool(1);
+    await assert.rejects(pool.add('a', async () => Promise.reject(new Error('boom'))), /boom/);
+    assert.equal(await pool.add('a', async () => 7), 7);
+    await pool.onIdle();
+    assert.equal(pool.size, 0);
+  });
+});
