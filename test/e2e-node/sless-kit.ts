@@ -256,14 +256,14 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
   return kit;
 }
 
-/** Pod logs of every pod in `namespace` matching `selector`, for failure messages. */
-export async function podLogs(kc: KubeConfig, namespace: string, selector: string): Promise<string> {
+/** The last `tailLines` log lines of every container (init ones first) of the pods in `namespace` matching `selector`. */
+export async function podLogs(kc: KubeConfig, namespace: string, selector: string, tailLines = 30): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const pods = await core.listNamespacedPod({ namespace, labelSelector: selector });
   const out: string[] = [];
   for (const p of pods.items) {
     for (const c of [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])]) {
-      const log = await core.readNamespacedPodLog({ namespace, name: p.metadata!.name!, container: c.name, tailLines: 30 }).catch((e: unknown) => String(e));
+      const log = await core.readNamespacedPodLog({ namespace, name: p.metadata!.name!, container: c.name, tailLines }).catch((e: unknown) => String(e));
       out.push(`--- ${p.metadata?.name}/${c.name}\n${log}`);
     }
   }

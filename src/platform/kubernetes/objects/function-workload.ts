@@ -9,6 +9,8 @@ import type { FunctionResource } from './resources.ts';
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
 const DEFAULTS = { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 } as const;
+/** How long a terminating function pod keeps serving before SIGTERM (see functionDeployment). */
+const PRE_STOP_SLEEP_SECONDS = 5;
 
 export interface WorkloadOptions {
   readonly imageRef: string;
@@ -95,6 +97,10 @@ export function functionDeployment(
     const probe = { httpGet: { path: '/health', port: 'http' } };
     container.readinessProbe = { ...probe, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 };
     container.livenessProbe = { ...probe, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6, initialDelaySeconds: 5 };
+    // A terminating pod leaves the Service's endpoints while kube-proxy on every node catches up; the
+    // runtimes stop accepting at SIGTERM, so without this pause a rollout refuses the calls routed to
+    // the old pod in that gap (ECONNREFUSED through /fn). The kubelet's own sleep: no binary needed.
+    container.lifecycle = { preStop: { sleep: { seconds: PRE_STOP_SLEEP_SECONDS } } };
   }
   return {
     apiVersion: 'apps/v1',

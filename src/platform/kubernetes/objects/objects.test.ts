@@ -173,6 +173,10 @@ describe('function Deployment and Service', () => {
     assert.equal(c?.livenessProbe?.httpGet?.path, '/health');
     assert.equal(c?.ports?.[0]?.containerPort, 8080);
   });
+  it('keeps a terminating pod serving while it leaves the Service (preStop sleep before SIGTERM)', () => {
+    assert.deepEqual(c?.lifecycle, { preStop: { sleep: { seconds: 5 } } });
+    assert.ok((dep.spec?.template.spec?.terminationGracePeriodSeconds ?? 30) > 5);
+  });
   it('passes env sorted, then the runtime settings, and secrets as envFrom', () => {
     assert.deepEqual(
       c?.env?.map((e) => `${e.name}=${e.value}`),
