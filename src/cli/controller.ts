@@ -130,7 +130,14 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
       ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
       ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
     });
-  const platform = new KubernetesPlatform({ kubeConfig, store, settings, ...(options.endpointTtl ? { endpointTtl: options.endpointTtl } : {}) });
+  const platform = new KubernetesPlatform({
+    kubeConfig,
+    store,
+    settings,
+    // Called only once the watches run, after `logger` below is set.
+    logger: { warn: (message, fields) => logger.warn(message, fields) },
+    ...(options.endpointTtl ? { endpointTtl: options.endpointTtl } : {}),
+  });
 
   let logs: Logs = { invocationLog: createMemoryInvocationLog(), buildLog: createMemoryBuildLog() };
   // Both read `logs` at call time: PostgreSQL replaces the in-memory logs below once it is open.
@@ -198,6 +205,8 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     },
   });
 
+  // /fn and /hooks read from watches once these have listed (from the API server until then).
+  void platform.start();
   await app.listen({ host: options.host ?? '::', port: config.port });
   const port = (app.server.address() as AddressInfo).port;
   elector.start();
@@ -218,6 +227,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
         // Leadership first, so the other replica starts reconciling while this one drains its requests.
         await elector.stop();
         await app.close();
+        await platform.close();
         await logs.close?.();
       })();
       return closing;

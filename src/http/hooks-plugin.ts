@@ -1,7 +1,9 @@
 // POST /hooks/{namespace}/{repository}: push webhooks from Gitea, GitHub and GitLab. The raw body is
 // kept as bytes (signatures cover the exact bytes sent), verified against the repository's
 // webhookSecret, and a push to the watched branch asks the platform for a sync and answers 202 at
-// once. Coalescing bursts, "one more sync after a push during a sync" and harmless replays are the
+// once. The platform answers the target from its caches (on Kubernetes: a watch and a kept Secret read,
+// so an unknown name or a forged delivery costs the API server nothing); a signature that does not match
+// gets one fresh look, for a rotated secret. Coalescing bursts, "one more sync after a push during a sync" and harmless replays are the
 // platform's requestSync job: it must be cheap and idempotent (it only marks a sync as wanted).
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -35,8 +37,16 @@ export function hooksPlugin(app: FastifyInstance, opts: HooksPluginOptions, done
       // Say no more than "not here": whether the namespace exists is nobody's business.
       throw new HttpError('repository_not_found', `no repository ${namespace}/${repository} takes webhooks here`);
     }
-    const verdict = parseWebhook({ headers: request.headers, rawBody, secret: target.secret });
-    const decision = decideWebhook(verdict, target.branch);
+    let verdict = parseWebhook({ headers: request.headers, rawBody, secret: target.secret });
+    let decision = decideWebhook(verdict, target.branch);
+    if (decision.outcome === 'unauthorized') {
+      // The platform may have answered from a cache: a rotated secret gets one fresh look (rate-limited there).
+      const fresh = await opts.platform.webhookTarget(namespace, repository, { refresh: true });
+      if (fresh && fresh.secret !== target.secret) {
+        verdict = parseWebhook({ headers: request.headers, rawBody, secret: fresh.secret });
+        decision = decideWebhook(verdict, fresh.branch);
+      }
+    }
     count(decision.provider, decision.outcome);
     switch (decision.outcome) {
       case 'unauthorized':

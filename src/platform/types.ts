@@ -199,8 +199,12 @@ export interface Platform {
   deleteRepository(namespace: string, name: string): Promise<void>;
   /** Asks for a sync now; coalesces with one already pending; never waits for it to finish. */
   requestSync(namespace: string, name: string, reason: string): Promise<void>;
-  /** For /hooks: the branch and secret of a repository, or undefined when it does not exist. */
-  webhookTarget(namespace: string, name: string): Promise<WebhookTarget | undefined>;
+  /**
+   * For /hooks: the branch and secret of a repository, or undefined when it does not exist. A platform
+   * may answer from a cache; `refresh` (the signature did not match) asks it to look again, which it may
+   * rate-limit.
+   */
+  webhookTarget(namespace: string, name: string, options?: { readonly refresh?: boolean }): Promise<WebhookTarget | undefined>;
 
   /** For /readyz. */
   ready(): Promise<{ ok: boolean; detail?: string }>;

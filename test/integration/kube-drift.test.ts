@@ -1,5 +1,5 @@
 // Drift heals in seconds (issue 11 item 7) and nothing is written when nothing changed (issue 15): the
-// controller watches the Deployments, Services and CronJobs it owns, so deleting or changing one brings
+// controller watches the Deployments, Services, CronJobs and run Jobs it owns, so deleting or changing one brings
 // it back well before any resync (the kit's resync period is 60 s); a reconcile that finds everything as
 // it should be sends no apply; a restarted controller re-applies nothing.
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import type { KubeClient } from '../../src/platform/kubernetes/runtime/kube-clie
 import { eventually, markJobSucceeded } from '../helpers/kube.ts';
 import { apps, batchApi, core, customApi, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
 
-const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n';
+const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\njobs:\n  - name: seed\n    run_id: 1\n';
 const WORKLOAD_WRITES = ['apply:Deployment', 'apply:Service', 'apply:CronJob'];
 
 /** The workload applies and status writes a controller's client made so far. */
@@ -73,6 +73,41 @@ describe('kube controller: owned objects are watched', () => {
       assert.equal(back.metadata?.ownerReferences?.[0]?.name, 'drifty');
     });
   }
+
+  // A FunctionJob's run Job: deleted while it runs, it is started again (the run has no result yet);
+  // deleted once it finished (as its TTL does), the result stays in status and nothing runs again.
+  it('a run Job deleted while it runs is started again; deleted after it finished, its result stays', async () => {
+    const fj = await eventually(async () => {
+      const j = await kit.getFunctionJob('drifty-seed');
+      assert.equal(j?.status?.phase, 'Running', JSON.stringify(j?.status));
+      return j!;
+    }, { timeoutMs: 30_000 });
+    const jobName = fj.status?.jobName ?? '';
+    const old = await batchApi(kit.kc).readNamespacedJob({ namespace: kit.ns, name: jobName });
+    await batchApi(kit.kc).deleteNamespacedJob({ namespace: kit.ns, name: jobName, propagationPolicy: 'Background' });
+    const t0 = Date.now();
+    await eventually(async () => {
+      const now = await batchApi(kit.kc).readNamespacedJob({ namespace: kit.ns, name: jobName });
+      assert.notEqual(now.metadata?.uid, old.metadata?.uid);
+      assert.equal(now.metadata?.ownerReferences?.[0]?.name, 'drifty');
+    }, { timeoutMs: 20_000 });
+    assert.ok(Date.now() - t0 < 20_000);
+
+    await markJobSucceeded(kit.kc, kit.ns, jobName, { terminationMessage: '{"seeded":true}' });
+    await eventually(async () => assert.equal((await kit.getFunctionJob('drifty-seed'))?.status?.phase, 'Succeeded'), { timeoutMs: 30_000 });
+    const finished = await batchApi(kit.kc).readNamespacedJob({ namespace: kit.ns, name: jobName });
+    await batchApi(kit.kc).deleteNamespacedJob({ namespace: kit.ns, name: jobName, propagationPolicy: 'Background' });
+    await eventually(async () => {
+      const gone = await batchApi(kit.kc).readNamespacedJob({ namespace: kit.ns, name: jobName }).then((j) => j.metadata?.uid !== finished.metadata?.uid, () => true);
+      assert.ok(gone, 'the finished Job is still there');
+    }, { timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 3_000)); // the deletion reached the controller (its watch enqueues the FunctionJob)
+    const after = await kit.getFunctionJob('drifty-seed');
+    assert.equal(after?.status?.phase, 'Succeeded');
+    assert.match(after?.status?.message ?? '', /seeded/);
+    const again = await batchApi(kit.kc).readNamespacedJob({ namespace: kit.ns, name: jobName }).catch(() => undefined);
+    assert.equal(again, undefined, 'a finished run was started again');
+  });
 
   it('a Deployment changed by hand is put back', async () => {
     await apps(kit.kc).patchNamespacedDeployment(

@@ -6,6 +6,8 @@ import { PlatformError, type RepositoryInput, type RepositoryRecord, type Webhoo
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { ANNOTATIONS, API_VERSION, GIT_CREDENTIALS_SECRET_TYPE } from './objects/meta.ts';
 import type { RepositoryResource } from './objects/resources.ts';
+import type { ServingCache } from './serving-cache.ts';
+import { WebhookSecrets, type WebhookSecretsOptions } from './webhook-secrets.ts';
 import { CRD_DEFAULTS, repositoryRecord } from './records.ts';
 import { API_LABELS, mergePatch, namespaceMissing, ownedBy, type SlessObjects } from './sless-objects.ts';
 
@@ -17,12 +19,28 @@ export function credentialsSecretName(repository: string): string {
 export class KubeRepositories {
   private readonly core: CoreV1Api;
 
+  private readonly secrets: WebhookSecrets;
+
   constructor(
     private readonly objects: SlessObjects,
     kubeConfig: KubeConfig,
     private readonly now: () => Date,
+    /** The watches of /fn and /hooks; until they have listed, repositories are read. */
+    private readonly serving?: ServingCache,
+    secretTimes: Pick<WebhookSecretsOptions, 'ttlMs' | 'refreshMs'> = {},
   ) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.secrets = new WebhookSecrets({
+      ...secretTimes,
+      read: async (namespace, secretName) => {
+        try {
+          return await this.core.readNamespacedSecret({ name: secretName, namespace });
+        } catch (err) {
+          if (apiStatusCode(err) === 404) return undefined;
+          throw toPlatformError(err, `Secret ${namespace}/${secretName}`);
+        }
+      },
+    });
   }
 
   async list(namespace: string): Promise<RepositoryRecord[]> {
@@ -115,23 +133,22 @@ export class KubeRepositories {
     await this.objects.patch('FunctionRepository', namespace, name, { metadata: { annotations: { [ANNOTATIONS.requestedAt]: at } } }, `repository ${namespace}/${name}`);
   }
 
-  async webhookTarget(namespace: string, name: string): Promise<WebhookTarget | undefined> {
-    const repo = await this.objects.find<RepositoryResource>('FunctionRepository', namespace, name);
+  /**
+   * Where a delivery to /hooks/{namespace}/{name} goes. The repository comes from the watch once it has
+   * listed (an unknown name costs no request), its webhook secret from a Secret read kept for a while
+   * (webhook-secrets.ts); `refresh` (the signature did not match) may read the Secret again.
+   */
+  async webhookTarget(namespace: string, name: string, options: { refresh?: boolean } = {}): Promise<WebhookTarget | undefined> {
+    const repo = this.serving?.synced
+      ? this.serving.repositories.get(name, namespace)
+      : await this.objects.find<RepositoryResource>('FunctionRepository', namespace, name);
     if (!repo) return undefined;
     const branch = repo.spec?.branch ?? CRD_DEFAULTS.branch;
     const secretName = repo.spec?.secretRef?.name;
     if (!secretName) return { branch };
-    try {
-      const secret = await this.core.readNamespacedSecret({ name: secretName, namespace });
-      // Only a Secret made for sless holds a webhook secret (the same rule as the sync's credentials).
-      if (secret.type !== GIT_CREDENTIALS_SECRET_TYPE) return undefined;
-      const encoded = secret.data?.webhookSecret;
-      const secretValue = encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
-      return secretValue ? { branch, secret: secretValue } : { branch };
-    } catch (err) {
-      if (apiStatusCode(err) === 404) return { branch };
-      throw toPlatformError(err, `Secret ${namespace}/${secretName}`);
-    }
+    const found = await this.secrets.get(namespace, secretName, options);
+    if (found.kind === 'not-sless') return undefined;
+    return found.kind === 'found' && found.secret ? { branch, secret: found.secret } : { branch };
   }
 }
 

@@ -31,7 +31,8 @@ import { FunctionCode } from './function-code.ts';
 import { KubeFunctions } from './kube-functions.ts';
 import { KubeRepositories } from './kube-repositories.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
-import { loadEndpoint } from './load-endpoint.ts';
+import { endpointOf, loadEndpoint } from './load-endpoint.ts';
+import { ServingCache } from './serving-cache.ts';
 import type { ControllerSettings } from './settings.ts';
 import { API_LABELS, SlessObjects } from './sless-objects.ts';
 
@@ -44,9 +45,13 @@ export interface KubernetesPlatformOptions {
   readonly settings: Pick<ControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl'>;
   /** Endpoint cache TTLs (ms); tests shorten them. */
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
+  /** How long webhook secrets are kept, and how soon a signature mismatch may read one again (ms); tests shorten them. */
+  readonly webhookSecretTtl?: { readonly ttlMs?: number; readonly refreshMs?: number };
   /** How long ready() waits for the API server. Default 3000 ms. */
   readonly readyTimeoutMs?: number;
   readonly now?: () => Date;
+  /** Logs informer restarts of the serving watches. */
+  readonly logger?: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
 export class KubernetesPlatform implements Platform {
@@ -56,6 +61,8 @@ export class KubernetesPlatform implements Platform {
   private readonly functions: KubeFunctions;
   private readonly triggersAndJobs: KubeTriggersAndJobs;
   private readonly repositories: KubeRepositories;
+  private readonly serving: ServingCache;
+  private starting: Promise<void> | undefined;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -71,7 +78,27 @@ export class KubernetesPlatform implements Platform {
     const code = new FunctionCode(opts.store, { runtimeImagePrefix: opts.settings.runtimeImagePrefix, bucket: opts.settings.s3.bucket });
     this.functions = new KubeFunctions({ objects, code, publicBaseUrl: opts.settings.publicBaseUrl, invalidate });
     this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate });
-    this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()));
+    this.serving = new ServingCache({
+      kubeConfig: opts.kubeConfig,
+      onError: (name, err, delay) =>
+        opts.logger?.warn(`InformerRestart: ${name} list/watch failed (${err instanceof Error ? err.message : String(err)}); restarting in ${delay} ms`, {
+          reason: 'InformerRestart',
+        }),
+    });
+    this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl);
+  }
+
+  /**
+   * Starts the watches /fn and /hooks read from; resolves once they have listed (lookups read the API
+   * server until then). Call close() to stop them.
+   */
+  start(): Promise<void> {
+    this.starting ??= this.serving.start();
+    return this.starting;
+  }
+
+  async close(): Promise<void> {
+    if (this.starting) await this.serving.stop();
   }
 
   /** Loads that went to the API server for /fn (tests and the benchmark). */
@@ -80,7 +107,9 @@ export class KubernetesPlatform implements Platform {
   }
 
   resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
-    return this.endpoints.get(namespace, name);
+    if (!this.serving.synced) return this.endpoints.get(namespace, name);
+    const { functions, deployments } = this.serving;
+    return Promise.resolve(endpointOf(functions.get(name, namespace), deployments.get(name, namespace), namespace, name, this.opts.settings.clusterDomain));
   }
 
   // ---- namespaces and health -------------------------------------------------------------------
@@ -188,7 +217,7 @@ export class KubernetesPlatform implements Platform {
   requestSync(namespace: string, name: string, _reason: string): Promise<void> {
     return this.repositories.requestSync(namespace, name);
   }
-  webhookTarget(namespace: string, name: string): Promise<WebhookTarget | undefined> {
-    return this.repositories.webhookTarget(namespace, name);
+  webhookTarget(namespace: string, name: string, options?: { refresh?: boolean }): Promise<WebhookTarget | undefined> {
+    return this.repositories.webhookTarget(namespace, name, options);
   }
 }

@@ -20,6 +20,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly timers?: Timers;
   readonly onEvent: (event: InformerEvent, obj: T) => void;
   readonly onError?: (name: string, err: unknown, restartInMs: number) => void;
+  /** Drops more than slimObject does, in place (a cache that needs only a few fields keeps only those). */
+  readonly trim?: (obj: T) => void;
   /** For tests: replaces client-node's makeInformer. */
   readonly makeInformer?: typeof makeInformer;
 }
@@ -42,20 +44,25 @@ export class ResilientInformer<T extends KubernetesObject> {
   constructor(private readonly opts: ResilientInformerOptions<T>) {
     this.timers = opts.timers ?? realTimers;
     const make = opts.makeInformer ?? makeInformer;
+    const slim = (o: T): T => {
+      slimObject(o);
+      opts.trim?.(o);
+      return o;
+    };
     // ListWatch reports list failures through 'error' (start() still resolves), and emits 'connect'
     // before listing: a successful list is the only reliable sign of health.
     const list = async () => {
       const result = await opts.list();
-      for (const o of result.items) slimObject(o);
+      for (const o of result.items) slim(o);
       this.failures = 0;
       this.markSynced();
       return result;
     };
     this.informer = make<T>(opts.kubeConfig, opts.path, list, opts.labelSelector);
     // ListWatch caches the very object it hands to these callbacks: slimming it here slims the cache.
-    this.informer.on('add', (o) => opts.onEvent('add', slimObject(o)));
-    this.informer.on('update', (o) => opts.onEvent('update', slimObject(o)));
-    this.informer.on('delete', (o) => opts.onEvent('delete', slimObject(o)));
+    this.informer.on('add', (o) => opts.onEvent('add', slim(o)));
+    this.informer.on('update', (o) => opts.onEvent('update', slim(o)));
+    this.informer.on('delete', (o) => opts.onEvent('delete', slim(o)));
     this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
   }
 

@@ -1,0 +1,105 @@
+// What /fn and /hooks read on every replica, from watches instead of a GET per request (issue 11 item 6):
+// Functions, the Deployments labelled managed-by=sless and FunctionRepositories, cluster-wide, each cut
+// down to the few fields the lookups read (a hot function, an unknown name and a forged webhook then cost
+// the API server nothing). A Deployment scaled to 0 is seen as soon as the watch delivers it, so a
+// Function switched off answers 503 at once, never a stale "ready" that sends traffic to pods going away.
+// Until every watch has listed (`synced`), callers fall back to reading (kubernetes-platform.ts); after
+// that, an API server outage leaves the last state serving (the informers relist when it is back).
+import { AppsV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
+import { VERSION } from './crd-types.ts';
+import { GROUP, LABELS } from './objects/meta.ts';
+import { KINDS, type FunctionResource, type RepositoryResource } from './objects/resources.ts';
+import { ResilientInformer } from './runtime/resilient-informer.ts';
+import { listAllPages } from './runtime/slim.ts';
+import type { Timers } from './runtime/timers.ts';
+
+export interface ServingCacheOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly onError?: (name: string, err: unknown, restartInMs: number) => void;
+  readonly timers?: Timers;
+}
+
+/** Keeps what a watch needs (name, namespace, resourceVersion) and what a lookup reads (deletionTimestamp). */
+const KEPT_META = new Set(['name', 'namespace', 'resourceVersion', 'uid', 'deletionTimestamp']);
+
+function trimMeta(meta: object | undefined): void {
+  if (!meta) return;
+  const m = meta as Record<string, unknown>;
+  for (const k of Object.keys(m)) if (!KEPT_META.has(k)) delete m[k];
+}
+
+/** A Function as /fn reads it: timeoutSec, phase and message. */
+export function trimFunction(fn: FunctionResource): void {
+  trimMeta(fn.metadata);
+  const timeoutSec = fn.spec?.timeoutSec;
+  (fn as { spec?: unknown }).spec = timeoutSec !== undefined ? { timeoutSec } : {};
+  const phase = fn.status?.phase;
+  const message = fn.status?.message;
+  (fn as { status?: unknown }).status = { ...(phase ? { phase } : {}), ...(message ? { message } : {}) };
+}
+
+/** A Deployment as /fn reads it: desired and available replicas. */
+export function trimDeployment(d: V1Deployment): void {
+  trimMeta(d.metadata);
+  const replicas = d.spec?.replicas;
+  (d as { spec?: unknown }).spec = replicas !== undefined ? { replicas } : {};
+  const available = d.status?.availableReplicas;
+  (d as { status?: unknown }).status = available !== undefined ? { availableReplicas: available } : {};
+}
+
+/** A FunctionRepository as /hooks reads it: its branch and Secret. */
+export function trimRepository(r: RepositoryResource): void {
+  trimMeta(r.metadata);
+  const branch = r.spec?.branch;
+  const secretRef = r.spec?.secretRef?.name;
+  (r as { spec?: unknown }).spec = { ...(branch ? { branch } : {}), ...(secretRef ? { secretRef: { name: secretRef } } : {}) };
+  delete (r as { status?: unknown }).status;
+}
+
+export class ServingCache {
+  readonly functions: ResilientInformer<FunctionResource & KubernetesObject>;
+  readonly deployments: ResilientInformer<V1Deployment>;
+  readonly repositories: ResilientInformer<RepositoryResource & KubernetesObject>;
+  private listed = false;
+
+  constructor(opts: ServingCacheOptions) {
+    const { kubeConfig } = opts;
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const common = { kubeConfig, onEvent: () => undefined, ...(opts.onError ? { onError: opts.onError } : {}), ...(opts.timers ? { timers: opts.timers } : {}) };
+    const crd = <T extends KubernetesObject>(plural: string, trim: (o: T) => void) =>
+      new ResilientInformer<T>({
+        ...common,
+        name: `${plural} (serving)`,
+        path: `/apis/${GROUP}/${VERSION}/${plural}`,
+        list: () => listAllPages((page) => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural, ...page }) as Promise<KubernetesListObject<T>>),
+        trim,
+      });
+    this.functions = crd<FunctionResource & KubernetesObject>(KINDS.Function.plural, trimFunction);
+    this.repositories = crd<RepositoryResource & KubernetesObject>(KINDS.FunctionRepository.plural, trimRepository);
+    const selector = `${LABELS.managedBy}=sless`;
+    this.deployments = new ResilientInformer<V1Deployment>({
+      ...common,
+      name: 'deployments (serving)',
+      path: '/apis/apps/v1/deployments',
+      labelSelector: selector,
+      list: () => listAllPages((page) => apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...page })),
+      trim: trimDeployment,
+    });
+  }
+
+  /** True once every watch has listed: from then on lookups are answered from here. */
+  get synced(): boolean {
+    return this.listed;
+  }
+
+  /** Starts the watches; resolves once all of them have listed (each retries with backoff until it has). */
+  async start(): Promise<void> {
+    await Promise.all([this.functions.start(), this.deployments.start(), this.repositories.start()]);
+    this.listed = true;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.functions.stop(), this.deployments.stop(), this.repositories.stop()]);
+  }
+}
