@@ -40,6 +40,10 @@ describe('kube controller: owned objects are watched', () => {
   });
   after(() => kit?.dispose());
 
+  it('the rollout is followed from the Deployment watch, never a GET of the Deployment', async () => {
+    assert.equal(kit.controller!.kube.requestsByOperation['read:Deployment'] ?? 0, 0, JSON.stringify(kit.controller!.kube.requestsByOperation));
+  });
+
   it('a reconcile that finds everything in place writes nothing', async () => {
     await new Promise((r) => setTimeout(r, 2_000)); // let the caches catch up with the last writes
     const before = writes(kit.controller!.kube);

@@ -22,7 +22,7 @@ import { failedContainer, jobFailureReason, jobState, latestJobPod, podOutput, t
 
 const LOG_TAIL_BYTES = 4096;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
-/** How often an unfinished rollout is looked at again (owned Deployments are not watched yet). */
+/** How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched). */
 const ROLLOUT_POLL_MS = 3_000;
 
 type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number };
@@ -128,10 +128,13 @@ export class FunctionReconciler {
     }
     if (!imageRef) throw new Error('unreachable: no image after a finished build');
 
-    await this.deploy(fn, key, imageRef);
+    const { hash, applied } = await this.deploy(fn, key, imageRef);
     // The build is done: forget its failures; what is left is whether the new pods serve.
     const built = { imageRef, lastBuiltAt, url, failedBuildKey: '', buildRetries: 0 };
-    const deployment = await ctx.kube.read<V1Deployment>('apps/v1', 'Deployment', namespace, name);
+    // From the watch (its events enqueue this Function as the rollout moves), not a GET per reconcile. Until
+    // the cache shows the form just applied, the apply's answer stands in for it; neither → still rolling out.
+    const live = ctx.caches.deployments.get(name, namespace);
+    const deployment = live?.metadata?.annotations?.[ANNOTATIONS.appliedHash] === hash ? live : applied;
     const rollout = rolloutOf(deployment, await this.podsOf(deployment, imageRef), imageRef);
     switch (rollout.state) {
       case 'available':
@@ -310,7 +313,8 @@ export class FunctionReconciler {
     }
   }
 
-  private async deploy(fn: FunctionResource, key: string, imageRef: string): Promise<void> {
+  /** Applies what changed; answers the applied-hash wanted and, when it applied the Deployment now, the server's answer. */
+  private async deploy(fn: FunctionResource, key: string, imageRef: string): Promise<{ hash: string; applied?: V1Deployment }> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const deployment = stamped(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }));
@@ -318,11 +322,11 @@ export class FunctionReconciler {
     const liveDeployment = ctx.caches.deployments.get(name, namespace);
     const hash = deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
     const last = this.applied.get(key);
-    if (last?.hash === hash && last.before === liveDeployment?.metadata?.resourceVersion) return; // the cache lags behind our apply
+    if (last?.hash === hash && last.before === liveDeployment?.metadata?.resourceVersion) return { hash }; // the cache lags behind our apply
     const deploymentCurrent = upToDate(deployment, liveDeployment);
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
-    if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return;
-    if (!deploymentCurrent) await ctx.kube.apply(deployment);
+    if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return { hash };
+    const applied = deploymentCurrent ? undefined : await ctx.kube.apply(deployment);
     if (!upToDate(service, ctx.caches.services.get(name, namespace))) await ctx.kube.apply(service);
     const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
     if (!deploymentCurrent && (newForm || fn.status?.imageRef !== imageRef)) {
@@ -331,6 +335,7 @@ export class FunctionReconciler {
       ctx.logger.info(`DriftRepaired: Function ${namespace}/${name}: its Deployment was changed or removed; applied again`, { reason: 'DriftRepaired' });
     }
     if (!deploymentCurrent) this.applied.set(key, { hash, before: liveDeployment?.metadata?.resourceVersion });
+    return applied ? { hash, applied } : { hash };
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */

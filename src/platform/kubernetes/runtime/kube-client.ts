@@ -106,7 +106,7 @@ export class KubeClient {
   }
 
   async read<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, name: string): Promise<T | undefined> {
-    this.note('read');
+    this.note(`read:${kind}`);
     try {
       return await this.objects.read<T>({ apiVersion, kind, metadata: { name, namespace } });
     } catch (err) {
