@@ -17,6 +17,7 @@ import { readFunctionFiles } from '../../source/read-function-files.ts';
 import type { SourceTree } from '../../source/source-tree.ts';
 import { TargetPolicy } from '../../source/target-policy.ts';
 import { WorkTree } from '../../source/work-tree.ts';
+import { gitDirsOf, headOf } from './git-dirs.ts';
 import type { Logger } from './logger.ts';
 import type { RepositoryRead, RepositoryReader } from './ports.ts';
 
@@ -71,12 +72,15 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
   if (!existsSync(root) || !statSync(root).isDirectory()) {
     throw new Error(`--repo ${opts.repo}: no such folder and not a git URL; give a git URL, a local git repository or a folder`);
   }
-  if (existsSync(path.join(root, '.git'))) {
-    const gitdir = path.join(root, '.git');
+  const dirs = gitDirsOf(root);
+  if (dirs) {
+    // The refs and objects are in the common dir (a worktree's own .git holds only its HEAD).
+    const gitdir = dirs.commonDir;
     // No --branch: the checked-out branch, or the checked-out commit itself (a detached HEAD, as
     // CI checkouts often are).
-    const branch = opts.branch ?? (await git.currentBranch({ fs, dir: root, fullname: false }));
-    const refs = branch ? [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`] : ['HEAD'];
+    const head = opts.branch === undefined ? headOf(dirs) : { branch: opts.branch };
+    const branch = 'branch' in head ? head.branch : undefined;
+    const refs = branch ? [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`] : [];
     const cache = {};
     const memo = new TreeMemo();
     return {
@@ -84,12 +88,16 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
       branch: branch ?? 'HEAD',
       path: opts.path,
       async read() {
-        let commit: string | undefined;
+        // A detached HEAD is re-read each time: a commit in the checkout moves it.
+        const now = branch ? undefined : headOf(dirs);
+        let commit = now && 'commit' in now ? now.commit : undefined;
         for (const ref of refs) {
           commit = await git.resolveRef({ fs, gitdir, ref }).catch(() => undefined);
           if (commit) break;
         }
-        if (!commit) throw new Error(`${root} has no branch "${branch}"; commit to it or pass --branch`);
+        if (!commit) {
+          throw new Error(branch ? `${root} has no branch "${branch}"; commit to it or pass --branch` : `the HEAD of ${root} names no commit; check out a branch or pass --branch`);
+        }
         memo.rotate();
         return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }));
       },
