@@ -8,6 +8,7 @@ import { csrfTokenOf } from './session.ts';
 import { hs256Token, NS, testApp, type TestApp } from '../../test/helpers/http-test-kit.ts';
 import { addManyFunctions } from '../../test/helpers/many-functions.ts';
 import type { MemoryPlatform } from '../../test/helpers/memory-platform.ts';
+import { unpacked } from '../../test/helpers/unpacked-code.ts';
 
 let t: TestApp;
 let app: FastifyInstance;
@@ -29,10 +30,10 @@ before(async () => {
   platform.functions.set(`${NS}/zeta`, { ...(await platform.getFunction(NS, 'zeta')), phase: 'Failed', message: 'build failed: npm ERR! 404' });
   await platform.createTrigger(NS, { name: 'hello-http', type: 'http', functionRef: 'hello' });
   await platform.createTrigger(NS, { name: 'internal-metrics-http', type: 'http', functionRef: 'internal-metrics' });
-  await platform.uploadCode(NS, 'hello', [
+  await platform.uploadCode(NS, 'hello', await unpacked([
     { path: 'handler.js', mode: '100644', content: Buffer.from('exports.handle = () => "<b>hi</b>";\n') },
     { path: 'logo.bin', mode: '100644', content: Buffer.from([0, 1, 2, 255]) },
-  ]);
+  ]));
   platform.functions.set(`${NS}/hello`, { ...(await platform.getFunction(NS, 'hello')), phase: 'Ready' });
   await platform.createRepository(NS, { name: 'team', url: 'https://git.example/team.git' });
 });

@@ -12,7 +12,7 @@ import * as s from './api-schemas.ts';
 import { HttpError } from './errors.ts';
 import type { NamespaceAccess } from './namespace-access.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
-import { readZip, ZipError, type ZipLimits } from './read-zip.ts';
+import { unpackZip, ZipError, type ZipLimits } from './read-zip.ts';
 import { UploadGate, type UploadCaps } from './upload-gate.ts';
 import { writeZip } from './write-zip.ts';
 
@@ -132,12 +132,12 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       upload: true,
       success: { status: 200, schema: s.functionSchema },
       handler: async ({ ns, name }, body) => {
-        const files = await readZip(body as Buffer, opts.zipLimits).catch((err: unknown) => {
+        // Unpacked to disk as it inflates; from here on the platform owns (and removes) the folder.
+        const code = await unpackZip(body as Buffer, platform.uploadsDir, opts.zipLimits).catch((err: unknown) => {
           if (err instanceof ZipError) throw new HttpError(err.tooLarge ? 'payload_too_large' : 'invalid_zip', err.message, { cause: err });
           throw err;
         });
-        if (files.length === 0) throw new HttpError('invalid_zip', 'the zip holds no files');
-        return map.functionJson(await platform.uploadCode(ns, name, files));
+        return map.functionJson(await platform.uploadCode(ns, name, code));
       },
     },
     {

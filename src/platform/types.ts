@@ -130,6 +130,20 @@ export interface CodeFile {
   readonly content: Buffer;
 }
 
+/**
+ * Uploaded code unpacked on disk (src/http/read-zip.ts): the files sit under `root`, links created
+ * last and checked to stay inside it. `uploadCode` takes `dir` over: the platform removes it once
+ * it no longer needs it, whatever the outcome.
+ */
+export interface UnpackedCode {
+  /** The folder to remove when done (holds `root`). */
+  readonly dir: string;
+  /** The code's folder: paths are relative to it. */
+  readonly root: string;
+  readonly files: readonly { readonly path: string; readonly mode: CodeFile['mode']; readonly oid: string; readonly size: number }[];
+  readonly codeHash: string;
+}
+
 export type Endpoint =
   | { readonly kind: 'ready'; readonly baseUrl: string; readonly timeoutSec: number }
   | { readonly kind: 'not-found' }
@@ -177,7 +191,9 @@ export interface Platform {
   updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord>;
   deleteFunction(namespace: string, name: string): Promise<void>;
   /** Replaces the function's code; starts a build when its code_hash changed. */
-  uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord>;
+  uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord>;
+  /** Where uploads are unpacked before uploadCode (on the data dir's file system for sless dev). */
+  readonly uploadsDir: string;
   /** The function's current code, as files (the HTTP layer zips them). */
   getSource(namespace: string, name: string): Promise<CodeFile[]>;
 

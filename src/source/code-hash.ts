@@ -72,7 +72,16 @@ export function isAlwaysExcluded(relPath: string): boolean {
  */
 export function hashFiles(files: readonly CodeFile[], globs: readonly string[] = []): string {
   const slessignore = files.find((f) => f.path === IGNORE_FILE);
-  const ignored = ignoreMatcher(globs, slessignore?.content.toString('utf8'));
+  return hashOids(
+    files.map((f) => ({ path: f.path, mode: f.mode, oid: blobOid(f.content) })),
+    globs,
+    slessignore?.content.toString('utf8'),
+  );
+}
+
+/** code_hash of files whose blob ids are known (code unpacked on disk), with the same exclusions as hashFiles. */
+export function hashOids(files: readonly { readonly path: string; readonly mode: FileMode; readonly oid: string }[], globs: readonly string[], slessignore?: string): string {
+  const ignored = ignoreMatcher(globs, slessignore);
   const entries: HashEntry[] = [];
   for (const f of files) {
     const included = f.path.startsWith('/');
@@ -80,7 +89,7 @@ export function hashFiles(files: readonly CodeFile[], globs: readonly string[] =
     if (!included && f.path === MANIFEST_FILE) continue;
     if (isAlwaysExcluded(rel)) continue;
     if (ignored(rel)) continue;
-    entries.push({ hashPath: f.path, mode: f.mode, oid: blobOid(f.content) });
+    entries.push({ hashPath: f.path, mode: f.mode, oid: f.oid });
   }
   return codeHash(entries);
 }

@@ -1,7 +1,13 @@
 // An in-memory Platform for the HTTP tests: records what it is asked, serves endpoints that tests
 // point at real loopback servers, and behaves like the real ones on errors (PlatformError codes).
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { readUnpacked } from '../../src/platform/read-unpacked.ts';
 import type {
   CodeFile,
+  UnpackedCode,
   Endpoint,
   FunctionInput,
   FunctionRecord,
@@ -99,9 +105,16 @@ export class MemoryPlatform implements Platform {
     this.functions.delete(key(namespace, name));
     for (const [k, t] of this.triggers) if (t.namespace === namespace && t.functionRef === name) this.triggers.delete(k);
   }
-  async uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
+  readonly uploadsDir = path.join(os.tmpdir(), `sless-memory-uploads-${process.pid}-${randomBytes(4).toString('hex')}`);
+  async uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord> {
+    const files: CodeFile[] = [];
+    try {
+      for await (const f of readUnpacked(code)) files.push(f);
+    } finally {
+      await rm(code.dir, { recursive: true, force: true });
+    }
     const old = this.editable(namespace, name);
-    this.sources.set(key(namespace, name), [...files]);
+    this.sources.set(key(namespace, name), files);
     const fn: FunctionRecord = { ...old, phase: 'Building', codeHash: `sha256:${'0'.repeat(63)}${files.length % 10}` };
     this.functions.set(key(namespace, name), fn);
     return this.view(fn);

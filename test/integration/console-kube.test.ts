@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { hs256Token, testApp } from '../helpers/http-test-kit.ts';
+import { unpacked } from '../helpers/unpacked-code.ts';
 import { GROUP, NODE_CODE, setupPlatformKit, VERSION, type PlatformKit } from './kube-platform-kit.ts';
 
 describe('the console on Kubernetes', () => {
@@ -18,7 +19,7 @@ describe('the console on Kubernetes', () => {
     ({ app } = await testApp({ platform: kit.platform }));
     bearer = { authorization: `Bearer ${await hs256Token({ sless_admin: true }, { sub: 'ops' })}` };
     await kit.platform.createFunction(kit.ns, { name: 'kfn', runtime: 'nodejs20' });
-    await kit.platform.uploadCode(kit.ns, 'kfn', NODE_CODE);
+    await kit.platform.uploadCode(kit.ns, 'kfn', await unpacked(NODE_CODE));
     await kit.platform.createTrigger(kit.ns, { name: 'kfn-nightly', type: 'cron', functionRef: 'kfn', schedule: '0 3 * * *', timezone: 'Europe/Moscow' });
     await kit.platform.createJob(kit.ns, { name: 'kfn-once', functionRef: 'kfn', eventJson: '{"n":1}', runId: 1 });
     await kit.platform.createRepository(kit.ns, { name: 'team', url: 'https://git.example.com/team/functions.git' });

@@ -1,5 +1,6 @@
 // Zip uploads (raw and multipart) and /source zip downloads; hostile zips get 4xx with clear errors.
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { readZip } from '../../src/http/read-zip.ts';
 import { writeZip } from '../../src/http/write-zip.ts';
@@ -75,10 +76,11 @@ describe('zip upload and download', async () => {
     ['an empty zip', () => writeZip([]), 400, /no files/],
   ];
   for (const [what, make, status, message] of hostile) {
-    it(`refuses ${what} with ${status}`, async () => {
+    it(`refuses ${what} with ${status}, leaving nothing unpacked`, async () => {
       const res = await upload(make());
       assert.equal(res.statusCode, status, res.body);
       assert.match(res.json().error, message);
+      assert.deepEqual(await readdir(platform.uploadsDir).catch(() => []), []);
     });
   }
 

@@ -1,6 +1,7 @@
 // KubernetesPlatform against the real API server (with the sless CRDs) and a real S3 server: what /v1
 // does to Function, Trigger, FunctionJob and FunctionRepository objects, and where /fn sends calls.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { hashFiles } from '../../src/source/code-hash.ts';
@@ -8,6 +9,7 @@ import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-pla
 import type { FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { PlatformError, type PlatformErrorCode } from '../../src/platform/types.ts';
 import { markDeploymentAvailable } from '../helpers/kube.ts';
+import { unpacked } from '../helpers/unpacked-code.ts';
 import { GROUP, NODE_CODE, platformSettings, setupPlatformKit, testS3Store, VERSION, type PlatformKit } from './kube-platform-kit.ts';
 
 async function rejectsWith(promise: Promise<unknown>, code: PlatformErrorCode, pattern?: RegExp): Promise<PlatformError> {
@@ -50,7 +52,9 @@ describe('functions made through /v1', () => {
   });
 
   it('stores uploaded code as a build context in S3 and points the Function at it', async () => {
-    const rec = await kit.platform.uploadCode(kit.ns, 'hello', NODE_CODE);
+    const code = await unpacked(NODE_CODE);
+    const rec = await kit.platform.uploadCode(kit.ns, 'hello', code);
+    assert.equal(existsSync(code.dir), false, 'the unpacked folder is removed once the context is stored');
     assert.equal(rec.codeHash, hashFiles(NODE_CODE));
     const fn = await getObject<FunctionResource>('functions', 'hello');
     assert.equal(fn.spec?.codeHash, rec.codeHash);
@@ -58,7 +62,7 @@ describe('functions made through /v1', () => {
     assert.equal(fn.spec?.s3Bucket, process.env.SLESS_TEST_S3_BUCKET);
     assert.equal(await kit.store.has(fn.spec!.s3Key!), true);
     // The same code again: the same content-addressed key.
-    await kit.platform.uploadCode(kit.ns, 'hello', [...NODE_CODE].reverse());
+    await kit.platform.uploadCode(kit.ns, 'hello', await unpacked([...NODE_CODE].reverse()));
     assert.equal((await getObject<FunctionResource>('functions', 'hello')).spec?.s3Key, fn.spec?.s3Key);
   });
 
@@ -176,7 +180,7 @@ describe('objects a FunctionRepository manages', () => {
     for (const attempt of [
       () => kit.platform.updateFunction(kit.ns, 'cart', { name: 'cart', runtime: 'python3.12' }),
       () => kit.platform.deleteFunction(kit.ns, 'cart'),
-      () => kit.platform.uploadCode(kit.ns, 'cart', NODE_CODE),
+      async () => kit.platform.uploadCode(kit.ns, 'cart', await unpacked(NODE_CODE)),
       () => kit.platform.setTriggerEnabled(kit.ns, 'cart-http', false),
       () => kit.platform.deleteTrigger(kit.ns, 'cart-http'),
       () => kit.platform.deleteJob(kit.ns, 'cart-seed'),

@@ -4,12 +4,13 @@ import type { ArtifactStore } from '../../build/artifact-store.ts';
 import { isArtifactStoreError } from '../../build/artifact-store.ts';
 import { baseImageOf } from '../../build/runtime-catalog.ts';
 import type { Runtime } from '../../manifest/types.ts';
-import { hashFiles } from '../../source/code-hash.ts';
-import { PlatformError, type CodeFile } from '../types.ts';
+import { PlatformError, type CodeFile, type UnpackedCode } from '../types.ts';
 import { contextDockerfile, ensureContext } from './build-context.ts';
 import { buildKey } from './objects/build-key.ts';
 import type { FunctionResource } from './objects/resources.ts';
+import { hashFiles } from '../../source/code-hash.ts';
 import { readContextCode } from './read-context.ts';
+import { readUnpacked } from '../read-unpacked.ts';
 import { CRD_DEFAULTS } from './records.ts';
 
 /** The Function spec fields that point to its code. */
@@ -30,13 +31,14 @@ export class FunctionCode {
     return this.settings.bucket;
   }
 
-  /** Puts the build context for `files` in the store (unless its key is there) and answers the spec fields that point to it. */
-  async save(namespace: string, name: string, spec: NonNullable<FunctionResource['spec']>, files: readonly CodeFile[]): Promise<CodeRef> {
+  /** Puts the build context for the code (an upload unpacked on disk, read a file at a time, or files) in the store, unless its key is there, and answers the spec fields that point to it. */
+  async save(namespace: string, name: string, spec: NonNullable<FunctionResource['spec']>, code: UnpackedCode | readonly CodeFile[]): Promise<CodeRef> {
     const runtime = spec.runtime as Runtime;
     const entrypoint = spec.entrypoint ?? CRD_DEFAULTS.entrypoint;
-    const codeHash = hashFiles(files);
+    const unpacked = isUnpacked(code) ? code : undefined;
+    const codeHash = unpacked ? unpacked.codeHash : hashFiles(code as readonly CodeFile[]);
     const baseImage = baseImageOf(runtime, this.settings.runtimeImagePrefix);
-    const paths = files.map((f) => f.path);
+    const paths = (unpacked ? unpacked.files : (code as readonly CodeFile[])).map((f) => f.path);
     try {
       contextDockerfile({ runtime, entrypoint, baseImage, paths });
     } catch (err) {
@@ -49,7 +51,7 @@ export class FunctionCode {
         buildKey: buildKey({ codeHash, runtime, baseImage }),
         baseImage,
         paths,
-        files: () => files,
+        files: () => (unpacked ? readUnpacked(unpacked) : (code as readonly CodeFile[])),
       });
       return { codeHash, s3Bucket: this.settings.bucket, s3Key: key };
     } catch (err) {
@@ -77,4 +79,8 @@ export class FunctionCode {
       });
     }
   }
+}
+
+function isUnpacked(code: UnpackedCode | readonly CodeFile[]): code is UnpackedCode {
+  return !Array.isArray(code);
 }

@@ -1,9 +1,10 @@
 // /v1 functions on Kubernetes: Function objects (spec from the input, code fields from the artifact
 // store). http_enabled is read from and written to the function's http Triggers (rules.ts).
+import { rm } from 'node:fs/promises';
 import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { functionSettingsOf } from '../records.ts';
 import { httpTriggerChanges } from '../rules.ts';
-import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord } from '../types.ts';
+import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord, type UnpackedCode } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
 import { API_VERSION, LABELS } from './objects/meta.ts';
@@ -136,14 +137,19 @@ export class KubeFunctions {
     this.deps.invalidate(namespace, name);
   }
 
-  async uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
-    const what = `function ${namespace}/${name}`;
-    const fn = await this.getFn(namespace, name);
-    assertApiManaged(fn, what, 'push the code');
-    if (!fn.spec) throw new PlatformError('invalid', `${what} has no spec; recreate it`);
-    const code = await this.deps.code.save(namespace, name, fn.spec, files);
-    const patched = await this.objects.patch<FunctionResource>('Function', namespace, name, { spec: code }, what);
-    return this.record(patched, await this.httpTriggers(namespace, name));
+  /** Packs the unpacked upload into a build context in the store, then removes its folder (whatever the outcome). */
+  async uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord> {
+    try {
+      const what = `function ${namespace}/${name}`;
+      const fn = await this.getFn(namespace, name);
+      assertApiManaged(fn, what, 'push the code');
+      if (!fn.spec) throw new PlatformError('invalid', `${what} has no spec; recreate it`);
+      const ref = await this.deps.code.save(namespace, name, fn.spec, code);
+      const patched = await this.objects.patch<FunctionResource>('Function', namespace, name, { spec: ref }, what);
+      return this.record(patched, await this.httpTriggers(namespace, name));
+    } finally {
+      await rm(code.dir, { recursive: true, force: true });
+    }
   }
 
   async getSource(namespace: string, name: string): Promise<CodeFile[]> {

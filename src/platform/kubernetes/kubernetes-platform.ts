@@ -9,10 +9,13 @@
 //
 // This file composes the parts, one per concern: sless-objects.ts (object access), kube-functions.ts +
 // function-code.ts, kube-triggers-jobs.ts, kube-repositories.ts, load-endpoint.ts.
+import os from 'node:os';
+import path from 'node:path';
 import { AppsV1Api, CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../build/artifact-store.ts';
 import type {
   CodeFile,
+  UnpackedCode,
   Endpoint,
   FunctionInput,
   FunctionRecord,
@@ -163,9 +166,11 @@ export class KubernetesPlatform implements Platform {
   deleteFunction(namespace: string, name: string): Promise<void> {
     return this.functions.delete(namespace, name);
   }
-  uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
-    return this.functions.uploadCode(namespace, name, files);
+  uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord> {
+    return this.functions.uploadCode(namespace, name, code);
   }
+  /** Uploads are unpacked here, packed into a context tarball for the store, then removed. */
+  readonly uploadsDir = path.join(os.tmpdir(), 'sless-uploads');
   getSource(namespace: string, name: string): Promise<CodeFile[]> {
     return this.functions.getSource(namespace, name);
   }

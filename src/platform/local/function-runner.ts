@@ -4,11 +4,10 @@
 // short drain), so a code or config change never fails a request. One change per function at a time.
 import { createHash } from 'node:crypto';
 import type { Runtime } from '../../manifest/types.ts';
-import type { CodeFile } from '../types.ts';
 import { childBaseEnv, type ChildGroup, type CommandSpec } from './child-group.ts';
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes } from './ports.ts';
-import { buildKeyOf, type FunctionPreparer } from './prepare-function.ts';
+import { buildKeyOf, type CodeSource, type FunctionPreparer } from './prepare-function.ts';
 import { SupervisedProcess } from './supervised-process.ts';
 
 /** Everything a running version depends on. */
@@ -143,7 +142,7 @@ export class FunctionRunner {
    */
   deploy(
     spec: DeploySpec,
-    files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>,
+    files: CodeSource,
     onBuilding?: () => void,
   ): Promise<DeployOutcome> {
     const key = `${spec.namespace}/${spec.name}`;
@@ -163,7 +162,7 @@ export class FunctionRunner {
     key: string,
     buildKey: string,
     spec: DeploySpec,
-    files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>,
+    files: CodeSource,
     onBuilding?: () => void,
   ): Promise<DeployOutcome> {
     {

@@ -2,12 +2,13 @@
 // FunctionRunner, records the build, applies the outcome to the record (phase, message, image) and logs
 // it the way a user reads it.
 import type { BuildLog } from '../../store/types.ts';
-import type { CodeFile, FunctionRecord } from '../types.ts';
+import type { FunctionRecord } from '../types.ts';
 import type { CommandSpec } from './child-group.ts';
 import type { FunctionRunner, DeployOutcome, DeploySpec } from './function-runner.ts';
 import type { FunctionTable } from './function-table.ts';
 import type { LocalState, StoredFunction } from './local-state.ts';
 import type { Logger } from './logger.ts';
+import type { CodeSource } from './prepare-function.ts';
 
 export interface LocalDeployerOptions {
   readonly runner: FunctionRunner;
@@ -51,7 +52,7 @@ export class LocalDeployer {
   }
 
   /** Deploys the function's version (`files` when it must be prepared anew) and saves the outcome. */
-  async deploy(f: StoredFunction, files?: () => AsyncIterable<CodeFile> | Iterable<CodeFile>): Promise<DeployOutcome> {
+  async deploy(f: StoredFunction, files?: CodeSource): Promise<DeployOutcome> {
     const spec = this.specOf(f.record);
     if (!spec) return { kind: 'unchanged' };
     const { namespace, name } = f.record;

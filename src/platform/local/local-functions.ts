@@ -1,8 +1,8 @@
 // /v1 functions of `sless dev`: functions made through the API (managedBy api) next to the repository's
 // (read only here: they change by changing function.yaml), and where /fn sends a call.
-import { hashFiles } from '../../source/code-hash.ts';
+import { rm } from 'node:fs/promises';
 import { functionSettingsOf } from '../records.ts';
-import { PlatformError, type CodeFile, type Endpoint, type FunctionInput, type FunctionRecord } from '../types.ts';
+import { PlatformError, type CodeFile, type Endpoint, type FunctionInput, type FunctionRecord, type UnpackedCode } from '../types.ts';
 import type { FunctionRunner } from './function-runner.ts';
 import type { FunctionTable } from './function-table.ts';
 import { notFound } from './jobs-and-schedules.ts';
@@ -136,14 +136,20 @@ export class LocalFunctions {
     await this.o.removeFunction(namespace, name);
   }
 
-  async uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
-    const f = this.o.table.get(namespace, name);
-    if (!f) throw notFound('function', namespace, name);
-    this.#assertApiManaged(f, 'change its code');
-    const codeHash = hashFiles(files);
-    this.o.table.put({ ...f, record: { ...f.record, codeHash, message: undefined, phase: 'Pending' } });
-    await this.o.state.save();
-    this.o.track(this.o.deployer.deploy(this.o.table.get(namespace, name) as StoredFunction, () => files));
+  /** Takes the unpacked folder over: it is moved into the build, or removed once the deploy no longer needs it. */
+  async uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord> {
+    const release = () => rm(code.dir, { recursive: true, force: true });
+    try {
+      const f = this.o.table.get(namespace, name);
+      if (!f) throw notFound('function', namespace, name);
+      this.#assertApiManaged(f, 'change its code');
+      this.o.table.put({ ...f, record: { ...f.record, codeHash: code.codeHash, message: undefined, phase: 'Pending' } });
+      await this.o.state.save();
+    } catch (err) {
+      await release();
+      throw err;
+    }
+    this.o.track(this.o.deployer.deploy(this.o.table.get(namespace, name) as StoredFunction, code).finally(release));
     return (this.o.table.get(namespace, name) as StoredFunction).record;
   }
 

@@ -6,12 +6,15 @@
 // state.json), local-deployer.ts (deploy a version, apply its outcome), repository-sync.ts (one sync),
 // local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts (triggers and jobs),
 // local-repository.ts (the followed repository).
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
 import type { RevisionReporter } from '../../commit-status/revision-reporter.ts';
 import PQueue from 'p-queue';
 import type { BuildLog } from '../../store/types.ts';
 import type {
   CodeFile,
+  UnpackedCode,
   Endpoint,
   FunctionInput,
   FunctionRecord,
@@ -174,6 +177,8 @@ export class LocalPlatform implements Platform {
     const ns = new Set([...this.#state.data.namespaces, this.#opts.namespace]);
     this.#state.data.namespaces = [...ns];
     const stored = this.#table.all().filter((f) => f.buildKey);
+    // Uploads a stopped (or killed) sless dev was unpacking: nothing refers to them.
+    await rm(this.uploadsDir, { recursive: true, force: true });
     const pruned = await this.#preparer.prune(new Set(stored.map((f) => f.buildKey as string)));
     if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
     await this.#deploys.addAll(stored.map((f) => () => this.#deployer.deploy(f)));
@@ -260,8 +265,12 @@ export class LocalPlatform implements Platform {
   deleteFunction(namespace: string, name: string): Promise<void> {
     return this.#functions.delete(namespace, name);
   }
-  uploadCode(namespace: string, name: string, files: readonly CodeFile[]): Promise<FunctionRecord> {
-    return this.#functions.uploadCode(namespace, name, files);
+  uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord> {
+    return this.#functions.uploadCode(namespace, name, code);
+  }
+  /** On the data dir's file system, so an unpacked upload is renamed into its build, not copied. */
+  get uploadsDir(): string {
+    return path.join(this.#opts.dataDir, 'uploads');
   }
   getSource(namespace: string, name: string): Promise<CodeFile[]> {
     return this.#functions.getSource(namespace, name);

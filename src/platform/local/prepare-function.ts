@@ -11,7 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { linkLayoutProblems, type LayoutEntry } from '../../source/link-layout.ts';
-import type { CodeFile } from '../types.ts';
+import type { CodeFile, UnpackedCode } from '../types.ts';
 import type { ChildGroup, CommandSpec } from './child-group.ts';
 import type { Logger } from './logger.ts';
 
@@ -24,10 +24,16 @@ export interface PreparedFunction {
   readonly built: boolean;
 }
 
+/**
+ * Where a build's code comes from: files to write (paths relative to the function folder; included
+ * files start with "/" + their repo path), or an upload already unpacked on the data dir's file
+ * system, moved into place as it is (its folder stays the caller's to remove when it was not used).
+ */
+export type CodeSource = (() => AsyncIterable<CodeFile> | Iterable<CodeFile>) | Pick<UnpackedCode, 'root' | 'files'>;
+
 export interface PrepareRequest {
   readonly buildKey: string;
-  /** Paths relative to the function folder; included files start with "/" + their repo path. */
-  readonly files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>;
+  readonly files: CodeSource;
   /** Dependency installs to run in the app folder (may be empty). */
   readonly installSteps: (appDir: string, files: readonly string[]) => readonly CommandSpec[];
   readonly label: string;
@@ -84,6 +90,13 @@ export async function writeCode(root: string, files: AsyncIterable<CodeFile> | I
   return written;
 }
 
+/** Moves unpacked code (links already checked and created last by the unpacker) to `sourceDir`. */
+async function moveUnpacked(code: Pick<UnpackedCode, 'root' | 'files'>, sourceDir: string): Promise<string[]> {
+  await mkdir(path.dirname(sourceDir), { recursive: true });
+  await rename(code.root, sourceDir);
+  return code.files.map((f) => f.path);
+}
+
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(
     () => true,
@@ -136,7 +149,7 @@ export class FunctionPreparer {
     const sourceDir = path.join(tmp, 'source');
     const appDir = path.join(tmp, 'app');
     try {
-      const written = await writeCode(sourceDir, req.files());
+      const written = typeof req.files === 'function' ? await writeCode(sourceDir, req.files()) : await moveUnpacked(req.files, sourceDir);
       await cp(sourceDir, appDir, { recursive: true, verbatimSymlinks: true });
       for (const step of req.installSteps(appDir, written)) {
         const shown = [step.command, ...step.args].map((a) => (a.startsWith(tmp) ? path.relative(appDir, a) || '.' : a)).join(' ');
