@@ -22,6 +22,7 @@ import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
+import { dataDirSecret } from './dev-secret.ts';
 import type { CommandIo } from './io.ts';
 
 export interface DevServer {
@@ -54,13 +55,13 @@ async function openLogs(config: DevConfig, registry: Registry, logger: Logger): 
   return { invocationLog: store.invocationLog, buildLog: store.buildLog, storeHealth: store.health, close: () => store.close() };
 }
 
-/** How /v1 tokens are checked; generates an HS256 secret when none of the ways is configured. */
-function authOf(config: DevConfig): { auth: AuthOptions; signingSecret?: string } {
+/** How /v1 tokens are checked; an HS256 secret kept in the data dir when none of the ways is configured. */
+async function authOf(config: DevConfig, dataDir: string): Promise<{ auth: AuthOptions; signingSecret?: string }> {
   const common = { issuer: config.jwtIssuer, audience: config.jwtAudience, adminClaim: config.adminClaim, allowNoExp: config.jwtAllowNoExp };
   if (config.jwksUrl) return { auth: { ...common, key: { kind: 'jwks', url: config.jwksUrl, ...(config.jwtAlgorithms ? { algorithms: config.jwtAlgorithms } : {}) } } };
   if (config.jwtPublicKey) return { auth: { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } } };
   if (config.authInsecure) return { auth: { ...common, key: { kind: 'insecure' } } };
-  const secret = config.jwtSecret ?? randomBytes(32).toString('base64url');
+  const secret = config.jwtSecret ?? (await dataDirSecret(dataDir));
   return { auth: { ...common, key: { kind: 'hs256', secret } }, signingSecret: secret };
 }
 
@@ -111,7 +112,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
 
 async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dataDir: string, lock: DataDirLock): Promise<DevServer> {
   const webhookSecret = config.webhookSecret ?? randomBytes(24).toString('base64url');
-  const { auth, signingSecret } = authOf(config);
+  const { auth, signingSecret } = await authOf(config, dataDir);
   const repository = await openRepository({
     repo: config.repo,
     branch: config.branch,
