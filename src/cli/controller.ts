@@ -18,6 +18,7 @@ import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.t
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
 import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
 import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
+import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { openPgStore } from '../store/pg-store.ts';
@@ -74,6 +75,9 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     registry: config.registry,
     kanikoImage: config.kanikoImage,
     buildNamespace: config.buildNamespace,
+    systemNamespace: config.podNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+    // In a cluster (POD_NAMESPACE from the downward API) the controller binds its ServiceAccount per tenant namespace.
+    ...(config.podNamespace ? { tenantBinding: { serviceAccount: config.serviceAccount, namespace: config.podNamespace } } : {}),
     runtimeImagePrefix: config.runtimeImagePrefix,
     ...(config.buildToolsImage ? { buildToolsImage: config.buildToolsImage } : {}),
     s3: { bucket: config.s3Bucket, region: config.s3Region, ...(config.s3Endpoint ? { endpoint: config.s3Endpoint } : {}), ...(credentials ? { credentials } : {}) },
@@ -150,6 +154,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     registry,
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
     limits: { proxyBodyBytes: config.maxBodyBytes },
+    platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
     console: { exclude: config.consoleExclude },
     logger: { level: config.logLevel, stream: io.stdout },
   });

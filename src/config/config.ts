@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
+import { DEFAULT_BUILD_NAMESPACE } from '../platform/kubernetes/settings.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -80,7 +81,7 @@ const controllerSpecs = {
   awsSecretAccessKey: { env: 'AWS_SECRET_ACCESS_KEY', schema: optionalString, describe: 'S3 secret key' },
   registry: { env: 'SLESS_REGISTRY', schema: z.string().min(1), describe: 'registry the built images are pushed to, e.g. registry.example.com/sless' },
   kanikoImage: { env: 'SLESS_KANIKO_IMAGE', schema: z.string().min(1), default: DEFAULT_KANIKO_IMAGE, describe: 'builder image' },
-  buildNamespace: { env: 'SLESS_BUILD_NAMESPACE', schema: dnsLabel, default: 'sless-builds', describe: 'namespace where build Jobs run' },
+  buildNamespace: { env: 'SLESS_BUILD_NAMESPACE', schema: dnsLabel, default: DEFAULT_BUILD_NAMESPACE, describe: 'namespace where build Jobs run' },
   buildToolsImage: {
     env: 'SLESS_BUILD_TOOLS_IMAGE',
     schema: optionalString,
@@ -95,6 +96,12 @@ const controllerSpecs = {
   runtimeImagePrefix: { env: 'SLESS_RUNTIME_IMAGE_PREFIX', schema: optionalString, describe: 'where runtime base images live (default: the registry)' },
   clusterDomain: { env: 'SLESS_CLUSTER_DOMAIN', schema: z.string().min(1), default: 'cluster.local', describe: 'cluster DNS domain for function Services' },
   podNamespace: { env: 'POD_NAMESPACE', schema: optionalString, describe: 'namespace of the controller (for its leader Lease)' },
+  serviceAccount: {
+    env: 'SLESS_SERVICE_ACCOUNT',
+    schema: dnsLabel,
+    default: 'sless-controller',
+    describe: "the controller's ServiceAccount (in POD_NAMESPACE), bound to ClusterRole sless-tenant in each tenant namespace",
+  },
   podName: { env: 'POD_NAME', schema: optionalString, describe: 'identity in leader election' },
   publicUrl: { env: 'SLESS_PUBLIC_URL', schema: z.url().optional(), describe: 'public base URL of this server, for status.url (e.g. https://fn.example.com)' },
   cacheDir: { env: 'SLESS_CACHE_DIR', schema: z.string().min(1), default: path.join(os.tmpdir(), 'sless-cache'), describe: 'git cache of repository syncs' },

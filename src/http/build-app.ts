@@ -16,6 +16,7 @@ import { errorHandler, notFoundHandler } from './errors.ts';
 import { healthPlugin } from './health-plugin.ts';
 import { hooksPlugin } from './hooks-plugin.ts';
 import { createNamespaceAccess } from './namespace-access.ts';
+import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
 import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
@@ -56,6 +57,8 @@ export interface AppDeps {
   readonly trustProxy?: boolean;
   /** Upstream connection pool for /fn; default a keep-alive Agent the app closes on close(). */
   readonly dispatcher?: Dispatcher;
+  /** Namespaces no token may act in besides kube-system, kube-public, kube-node-lease (the controller's and the builds'); none for `sless dev`. */
+  readonly platformNamespaces?: PlatformNamespaces;
   /** The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE). */
   readonly console?: { readonly exclude?: readonly string[] };
 }
@@ -164,6 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A refused token is logged with its reason (never the token) and counted in /metrics.
   const authLog = app.log.child({ plugin: 'auth' });
   const access = createNamespaceAccess(deps.auth, {
+    ...(deps.platformNamespaces ? { platformNamespaces: deps.platformNamespaces } : {}),
     onRefused: (err) => {
       metrics.authFailures.inc({ reason: err.reason });
       authLog.warn({ reason: err.reason }, `token refused: ${err.message}`);

@@ -65,7 +65,8 @@ export interface Kit {
   /** The BuildLog every Controller of this kit writes (it outlives controller restarts, like PostgreSQL). */
   readonly buildLog: BuildLog;
   controller?: Controller;
-  startController(): Promise<Controller>;
+  /** `as`: a kubeconfig the controller uses instead of the admin one (an impersonated ServiceAccount). */
+  startController(as?: KubeConfig): Promise<Controller>;
   stopController(): Promise<void>;
   createRepository(name: string, spec?: Record<string, unknown>): Promise<void>;
   getFunction(name: string): Promise<FunctionResource | undefined>;
@@ -126,7 +127,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     repoUrl: repo.url,
     logs,
     buildLog: createMemoryBuildLog(),
-    async startController() {
+    async startController(as) {
       const store = new S3ArtifactStore({
         bucket: s3.bucket,
         endpoint: s3.endpoint,
@@ -136,7 +137,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
         connectTimeoutMs: 1000,
       });
       kit.controller = new Controller({
-        kubeConfig: kc,
+        kubeConfig: as ?? kc,
         logger,
         settings,
         store,

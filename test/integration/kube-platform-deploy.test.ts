@@ -137,14 +137,18 @@ describe('deploy/', () => {
       'Role/sless-controller-leader-election',
       'RoleBinding/sless-controller-leader-election',
       'StatefulSet/sless-controller',
+      'ClusterRole/sless-tenant',
+      'Role/sless-controller-builds',
+      'RoleBinding/sless-controller-builds',
+      'ValidatingAdmissionPolicy/sless-controller-tenant-bindings',
       'Service/sless-controller',
     ]) {
       assert.ok(kinds.includes(want), `${want} in ${kinds.join(', ')}`);
     }
     for (const o of objects) {
-      if (['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind)) continue;
-      // The builds' NetworkPolicy guards the build namespace; everything else lives beside the controller.
-      const want = o.kind === 'NetworkPolicy' ? 'sless-builds' : 'sless-system';
+      if (['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind)) continue;
+      // The builds' NetworkPolicy and the controller's rights there live in the build namespace; everything else beside the controller.
+      const want = o.kind === 'NetworkPolicy' || o.metadata.name === 'sless-controller-builds' ? 'sless-builds' : 'sless-system';
       assert.equal(o.metadata.namespace, want, `${o.kind}/${o.metadata.name}`);
     }
   });
@@ -250,7 +254,7 @@ describe('deploy/', () => {
   it('lets the controller do what it does, and not more', async () => {
     // Only the service account and its RBAC, for real, so the API server can review access for it.
     const api = KubernetesObjectApi.makeApiClient(testKubeConfig());
-    for (const o of objects.filter((x) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(x.kind))) {
+    for (const o of objects.filter((x) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(x.kind))) {
       await api.patch(o as unknown as KubernetesObject, undefined, undefined, 'sless-deploy-test', true, PatchStrategy.ServerSideApply);
     }
     const allowed: Access[] = [
@@ -258,22 +262,42 @@ describe('deploy/', () => {
       { verb: 'create', resource: 'functionrepositories.sless.kube5s.ru' },
       { verb: 'patch', resource: 'functions.sless.kube5s.ru/status' },
       { verb: 'update', resource: 'functions.sless.kube5s.ru/finalizers' },
-      { verb: 'patch', resource: 'deployments.apps' },
-      { verb: 'delete', resource: 'services' },
+      // Its informers: what it owns, read in every namespace.
+      { verb: 'watch', resource: 'deployments.apps', namespace: '' },
+      { verb: 'list', resource: 'services', namespace: '' },
+      { verb: 'watch', resource: 'jobs.batch', namespace: '' },
+      { verb: 'list', resource: 'cronjobs.batch', namespace: '' },
       { verb: 'create', resource: 'jobs.batch', namespace: 'sless-builds' },
-      { verb: 'patch', resource: 'cronjobs.batch' },
-      { verb: 'list', resource: 'pods' },
-      { verb: 'get', resource: 'pods/log' },
-      { verb: 'create', resource: 'secrets' },
-      { verb: 'get', resource: 'secrets' },
+      { verb: 'get', resource: 'pods/log', namespace: 'sless-builds' },
+      { verb: 'delete', resource: 'secrets', name: 'sless-build-s3', namespace: 'sless-builds' },
       { verb: 'create', resource: 'events' },
       { verb: 'create', resource: 'namespaces', namespace: '' },
+      { verb: 'create', resource: 'rolebindings.rbac.authorization.k8s.io' },
+      { verb: 'bind', resource: 'clusterroles.rbac.authorization.k8s.io', name: 'sless-tenant', namespace: '' },
       { verb: 'create', resource: 'leases.coordination.k8s.io', namespace: 'sless-system' },
       { verb: 'update', resource: 'leases.coordination.k8s.io', name: 'sless-controller', namespace: 'sless-system' },
     ];
     for (const a of allowed) assert.equal(await canI(a), true, `may ${a.verb} ${a.resource}`);
+    // In a namespace it has not bound sless-tenant in (some-user-ns), and in the platform's own.
     const denied: Access[] = [
+      { verb: 'get', resource: 'secrets' },
       { verb: 'list', resource: 'secrets' },
+      { verb: 'create', resource: 'secrets' },
+      { verb: 'get', resource: 'secrets', namespace: '' },
+      { verb: 'get', resource: 'secrets', namespace: 'sless-system', name: 'sless-controller-secrets' },
+      { verb: 'get', resource: 'secrets', namespace: 'sless-builds', name: 'sless-registry' },
+      { verb: 'patch', resource: 'deployments.apps' },
+      { verb: 'delete', resource: 'services' },
+      { verb: 'create', resource: 'jobs.batch' },
+      { verb: 'patch', resource: 'cronjobs.batch' },
+      { verb: 'list', resource: 'pods' },
+      { verb: 'get', resource: 'pods/log' },
+      { verb: 'bind', resource: 'clusterroles.rbac.authorization.k8s.io', name: 'cluster-admin', namespace: '' },
+      { verb: 'bind', resource: 'clusterroles.rbac.authorization.k8s.io', name: 'sless-controller', namespace: '' },
+      { verb: 'escalate', resource: 'clusterroles.rbac.authorization.k8s.io', name: 'sless-tenant', namespace: '' },
+      { verb: 'update', resource: 'rolebindings.rbac.authorization.k8s.io' },
+      { verb: 'create', resource: 'roles.rbac.authorization.k8s.io' },
+      { verb: 'create', resource: 'clusterrolebindings.rbac.authorization.k8s.io', namespace: '' },
       { verb: 'delete', resource: 'namespaces', namespace: '' },
       { verb: 'create', resource: 'pods' },
       { verb: 'update', resource: 'leases.coordination.k8s.io', name: 'someone-else', namespace: 'sless-system' },

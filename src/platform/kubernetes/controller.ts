@@ -35,6 +35,7 @@ import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
 import { apiMessage, KubeClient, VERSION } from './runtime/kube-client.ts';
 import { InformerGroup } from './runtime/informer-group.ts';
+import { TenantAccess } from './tenant-access.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
 import { reuseConnections } from './runtime/reuse-connections.ts';
 import { listAllPages } from './runtime/slim.ts';
@@ -212,6 +213,7 @@ export class Controller {
       logger,
       store: this.store,
       metrics: this.metrics,
+      tenants: new TenantAccess(kubeConfig, settings),
       baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
       now: () => new Date(),
       statusMemo: new Map(),

@@ -28,6 +28,8 @@ export class KubeRepositories {
     /** The watches of /fn and /hooks; until they have listed, repositories are read. */
     private readonly serving?: ServingCache,
     secretTimes: Pick<WebhookSecretsOptions, 'ttlMs' | 'refreshMs'> = {},
+    /** Makes sure the controller may write Secrets in a namespace (tenant-access.ts) before it does. */
+    private readonly admit: (namespace: string) => Promise<void> = async () => {},
   ) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.secrets = new WebhookSecrets({
@@ -58,7 +60,10 @@ export class KubeRepositories {
     const secretName = credentialsSecretName(input.name);
     // The Secret first, so the first sync already finds the credentials; owned by the repository
     // afterwards, so it goes when the repository goes.
-    if (secretData) await this.writeSecret(namespace, secretName, secretData);
+    if (secretData) {
+      await this.admit(namespace);
+      await this.writeSecret(namespace, secretName, secretData);
+    }
     const body: RepositoryResource = {
       apiVersion: API_VERSION,
       kind: 'FunctionRepository',

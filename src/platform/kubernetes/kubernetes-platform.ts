@@ -28,6 +28,7 @@ import type {
   TriggerRecord,
   WebhookTarget,
 } from '../types.ts';
+import { PlatformError } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { EndpointCache } from './endpoint-cache.ts';
 import { FunctionCode } from './function-code.ts';
@@ -36,6 +37,7 @@ import { KubeRepositories } from './kube-repositories.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
+import { TenantAccess, TenantRefusal, type TenantSettings } from './tenant-access.ts';
 import type { ControllerSettings } from './settings.ts';
 import { API_LABELS, SlessObjects } from './sless-objects.ts';
 
@@ -45,7 +47,7 @@ export interface KubernetesPlatformOptions {
   readonly kubeConfig: KubeConfig;
   /** Where build contexts live (the same store the controller's builds read). */
   readonly store: ArtifactStore;
-  readonly settings: Pick<ControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl'>;
+  readonly settings: Pick<ControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl'> & TenantSettings;
   /** Endpoint cache TTLs (ms); tests shorten them. */
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
   /** How long webhook secrets are kept, and how soon a signature mismatch may read one again (ms); tests shorten them. */
@@ -66,6 +68,7 @@ export class KubernetesPlatform implements Platform {
   private readonly repositories: KubeRepositories;
   private readonly serving: ServingCache;
   private starting: Promise<void> | undefined;
+  private readonly tenants: TenantAccess;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -78,6 +81,7 @@ export class KubernetesPlatform implements Platform {
       ...(opts.endpointTtl?.otherMs !== undefined ? { otherTtlMs: opts.endpointTtl.otherMs } : {}),
     });
     const invalidate = (ns: string, name: string): void => this.endpoints.invalidate(ns, name);
+    this.tenants = new TenantAccess(opts.kubeConfig, opts.settings);
     const code = new FunctionCode(opts.store, { runtimeImagePrefix: opts.settings.runtimeImagePrefix, bucket: opts.settings.s3.bucket });
     this.functions = new KubeFunctions({ objects, code, publicBaseUrl: opts.settings.publicBaseUrl, invalidate });
     this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate });
@@ -88,7 +92,7 @@ export class KubernetesPlatform implements Platform {
           reason: 'InformerRestart',
         }),
     });
-    this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl);
+    this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl, (ns) => this.admit(ns));
   }
 
   /**
@@ -117,17 +121,38 @@ export class KubernetesPlatform implements Platform {
 
   // ---- namespaces and health -------------------------------------------------------------------
 
+  /** Creates the namespace when it does not exist, then the controller's RoleBinding there (tenant-access.ts). */
   async ensureNamespace(namespace: string): Promise<void> {
+    await this.refused(async () => this.tenants.refuseReserved(namespace), `namespace ${namespace}`);
+    let exists = true;
     try {
       await this.core.readNamespace({ name: namespace });
-      return;
     } catch (err) {
       if (apiStatusCode(err) !== 404) throw toPlatformError(err, `namespace ${namespace}`);
+      exists = false;
     }
+    if (!exists) {
+      try {
+        await this.core.createNamespace({ body: { metadata: { name: namespace, labels: { ...API_LABELS } } } });
+      } catch (err) {
+        if (apiStatusCode(err) !== 409) throw toPlatformError(err, `namespace ${namespace}`);
+      }
+    }
+    await this.admit(namespace);
+  }
+
+  /** The controller's rights in a tenant namespace before /v1 writes a Secret there; refused for platform namespaces. */
+  private admit(namespace: string, envFromSecrets: readonly string[] = []): Promise<void> {
+    return this.refused(() => this.tenants.admitWorkload(namespace, envFromSecrets), `namespace ${namespace}`);
+  }
+
+  /** TenantRefusal → PlatformError invalid (400); an API failure → its PlatformError. */
+  private async refused(step: () => Promise<void>, what: string): Promise<void> {
     try {
-      await this.core.createNamespace({ body: { metadata: { name: namespace, labels: { ...API_LABELS } } } });
+      await step();
     } catch (err) {
-      if (apiStatusCode(err) !== 409) throw toPlatformError(err, `namespace ${namespace}`);
+      if (err instanceof TenantRefusal) throw new PlatformError('invalid', err.message, { cause: err });
+      throw toPlatformError(err, what);
     }
   }
 
@@ -157,11 +182,18 @@ export class KubernetesPlatform implements Platform {
   getFunction(namespace: string, name: string): Promise<FunctionRecord> {
     return this.functions.get(namespace, name);
   }
-  createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
+  async createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
+    await this.admitEnv(namespace, input.envFromSecrets);
     return this.functions.create(namespace, input);
   }
-  updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
+  async updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
+    await this.admitEnv(namespace, input.envFromSecrets);
     return this.functions.update(namespace, name, input);
+  }
+
+  /** env_from_secrets only names the namespace's own application Secrets (400 otherwise; tenant-rules.ts). */
+  private async admitEnv(namespace: string, names: readonly string[] | undefined): Promise<void> {
+    if (names?.length) await this.admit(namespace, names);
   }
   deleteFunction(namespace: string, name: string): Promise<void> {
     return this.functions.delete(namespace, name);

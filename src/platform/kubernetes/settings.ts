@@ -17,6 +17,13 @@ export interface ControllerSettings {
   readonly kanikoImage: string;
   /** Where build Jobs run, so the registry credentials never enter user namespaces. */
   readonly buildNamespace: string;
+  /** Where the controller runs (POD_NAMESPACE; default sless-system): refused to tenants like the build namespace and kube-system, kube-public, kube-node-lease. */
+  readonly systemNamespace?: string;
+  /**
+   * The controller's own ServiceAccount: bound to ClusterRole `sless-tenant` in each tenant namespace it
+   * uses (tenant-access.ts). Unset outside a cluster (a kubeconfig's user has its own rights).
+   */
+  readonly tenantBinding?: { readonly serviceAccount: string; readonly namespace: string };
   /** Prefix of the runtime base images (`<prefix>/sless-runtime-<runtime>:<version>`). */
   readonly runtimeImagePrefix: string;
   /** Image of the fetch and push steps of a build (runtimes/build-tools); default `<runtimeImagePrefix>/sless-build-tools:<tag>`. */
@@ -85,3 +92,4 @@ export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
 /** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */
 export const LEGACY_BUILD_S3_SECRET = 'sless-build-s3';
 export const DEFAULT_REGISTRY_SECRET = 'sless-registry';
+export const DEFAULT_BUILD_NAMESPACE = 'sless-builds';

@@ -11,6 +11,7 @@ import type { ControllerSettings } from '../settings.ts';
 import type { ControllerMetrics } from '../controller-metrics.ts';
 import type { StatusMemo } from './status-writer.ts';
 import { LABELS } from '../objects/meta.ts';
+import type { TenantAccess } from '../tenant-access.ts';
 
 export interface ControllerLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -43,6 +44,8 @@ export interface ReconcileContext {
   readonly logger: ControllerLogger;
   readonly store: ArtifactStore;
   readonly metrics: ControllerMetrics;
+  /** Refuses platform namespaces and forbidden env_from_secrets; binds the controller's tenant role before writes. */
+  readonly tenants: TenantAccess;
   /** Base image of a runtime (CONTRACT §1: part of the build key). */
   readonly baseImageOf: (runtime: string) => string;
   readonly now: () => Date;

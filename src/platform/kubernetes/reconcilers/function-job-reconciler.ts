@@ -55,6 +55,8 @@ export class FunctionJobReconciler {
       if (!fn.status?.imageRef) {
         return { outcome: { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${fnName} has no image yet` }, fields: { phase: 'Pending', runID } };
       }
+      const refusal = await ctx.tenants.refusalOf(namespace, fn.spec?.envFromSecrets ?? []);
+      if (refusal) return { outcome: { kind: 'stalled', reason: refusal.reason, message: refusal.message }, fields: { phase: 'Failed', runID, message: refusal.message } };
       if ((await ctx.kube.createIfAbsent(functionJobRun(ctx.settings, fn, fj, fn.status.imageRef))) === 'created') {
         record(ctx, fj, 'Normal', 'RunStarted', `run ${runID} started as Job ${jobName}`);
       }

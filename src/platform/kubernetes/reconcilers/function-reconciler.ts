@@ -117,6 +117,15 @@ export class FunctionReconciler {
     }
     const badEnv = envProblem(spec.env);
     if (badEnv) return { outcome: { kind: 'stalled', reason: 'InvalidEnv', message: badEnv }, status: { phase: 'Failed', message: badEnv, url } };
+    const refusal = await ctx.tenants.refusalOf(namespace, spec.envFromSecrets ?? []);
+    if (refusal) {
+      return {
+        outcome: { kind: 'stalled', reason: refusal.reason, message: refusal.message },
+        status: { phase: 'Failed', message: refusal.message, url },
+        // A missing Secret may yet be created: look again soon rather than at the next resync.
+        ...(refusal.reason === 'SecretNotFound' ? { requeueAfterMs: 30_000 } : {}),
+      };
+    }
 
     let imageRef = fn.status?.imageRef;
     let lastBuiltAt = fn.status?.lastBuiltAt;

@@ -19,6 +19,7 @@ import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
 import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, GIT_CREDENTIALS_SECRET_TYPE, LABELS } from '../objects/meta.ts';
+import { TenantRefusal } from '../tenant-access.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
 import { FairPool } from '../runtime/fair-lanes.ts';
@@ -108,13 +109,15 @@ export class RepositoryReconciler {
     let fields: Record<string, unknown> = base;
     let retry: unknown;
     try {
+      // Refused in platform namespaces; elsewhere the controller may read its secretRef after this.
+      await ctx.tenants.ensure(namespace);
       const result = await this.sync(repo, key);
       outcome = result.outcome;
       fields = { ...base, ...result.fields };
       retry = result.retry;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof TerminalError) {
+      if (err instanceof TerminalError || err instanceof TenantRefusal) {
         outcome = { kind: 'stalled', reason: err.reason, message };
       } else if (err instanceof GitSourceError && !err.retryable) {
         // Wrong credentials, no such repository or branch: hammering the server will not help; the

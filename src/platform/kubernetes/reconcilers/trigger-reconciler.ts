@@ -10,6 +10,7 @@ import { functionUrl } from './function-reconciler.ts';
 import { writeStatus } from './status-writer.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { TriggerResource } from '../objects/resources.ts';
+import type { TenantRefusal } from '../tenant-access.ts';
 
 export class TriggerReconciler {
   /** Hash applied per Trigger and the CronJob resourceVersion the cache showed then (see FunctionReconciler.applied). */
@@ -40,6 +41,7 @@ export class TriggerReconciler {
 
     let outcome: Outcome;
     let fields: Record<string, unknown>;
+    let refusal: TenantRefusal | undefined;
     try {
       if (!fn && young(trigger, ctx.now())) {
         // A repository applies the Function just before its Triggers, but their watch events race:
@@ -53,6 +55,9 @@ export class TriggerReconciler {
         fields = { active: enabled, url };
       } else if (!fn.status?.imageRef) {
         outcome = { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${spec.functionRef} has no image yet` };
+        fields = { active: false };
+      } else if ((refusal = await ctx.tenants.refusalOf(namespace, fn.spec?.envFromSecrets ?? []))) {
+        outcome = { kind: 'stalled', reason: refusal.reason, message: refusal.message };
         fields = { active: false };
       } else {
         const desired = stamped(triggerCronJob(ctx.settings, fn, trigger, fn.status.imageRef));
