@@ -48,8 +48,9 @@ export class SnapshotBuilder {
         `the watched path "${root || '.'}" is not a folder in the repository${tree.revision ? ` at ${tree.revision}` : ''}; fix spec.path or push that folder`,
       );
     }
-    const found: Array<{ dir: string; dirOid: string; entries: readonly TreeEntry[] }> = [];
-    await discover(tree, root, rootEntries, '', found);
+    const found: Found[] = [];
+    // A folder whose tree oid a remembered function had is that function still: not even listed again.
+    await discover(tree, root, rootEntries, '', found, (dir, oid) => this.memo.get(dir)?.dirOid === oid);
 
     const nextMemo = new Map<string, Memo>();
     const entries = await Promise.all(
@@ -59,7 +60,7 @@ export class SnapshotBuilder {
           nextMemo.set(f.dir, old);
           return old.entry;
         }
-        const entry = await readFunction(tree, f.dir, f.entries);
+        const entry = await readFunction(tree, f.dir, f.entries ?? (await tree.readDir(f.dir)) ?? []);
         if (f.dirOid !== '') nextMemo.set(f.dir, { dirOid: f.dirOid, includeKey: await includeKey(tree, entry), entry });
         return entry;
       }),
@@ -75,12 +76,20 @@ export function buildSnapshot(tree: SourceTree, options: SnapshotOptions = {}): 
   return new SnapshotBuilder().build(tree, options);
 }
 
+/** A function folder found; `entries` undefined when it was known by its oid and not listed. */
+interface Found {
+  readonly dir: string;
+  readonly dirOid: string;
+  readonly entries?: readonly TreeEntry[];
+}
+
 async function discover(
   tree: SourceTree,
   dir: string,
   entries: readonly TreeEntry[],
   dirOid: string,
-  out: Array<{ dir: string; dirOid: string; entries: readonly TreeEntry[] }>,
+  out: Found[],
+  knownFunction: (dir: string, oid: string) => boolean,
 ): Promise<void> {
   if (entries.some((e) => e.name === MANIFEST_FILE && e.mode !== '040000')) {
     out.push({ dir, dirOid, entries });
@@ -91,8 +100,12 @@ async function discover(
       .filter((e) => e.mode === '040000' && !NEVER_SEARCHED.has(e.name))
       .map(async (e) => {
         const child = joinPath(dir, e.name);
+        if (e.oid !== '' && knownFunction(child, e.oid)) {
+          out.push({ dir: child, dirOid: e.oid });
+          return;
+        }
         const sub = await tree.readDir(child);
-        if (sub) await discover(tree, child, sub, e.oid, out);
+        if (sub) await discover(tree, child, sub, e.oid, out, knownFunction);
       }),
   );
 }

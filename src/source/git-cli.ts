@@ -19,7 +19,8 @@ export interface GitCliRunOptions {
   readonly gitdir: string;
   /** Extra HTTP headers (Authorization), passed through the environment. */
   readonly headers?: Readonly<Record<string, string>>;
-  readonly input?: string;
+  /** Standard input; a promise starts the process at once and writes the input when it settles (undefined: none). */
+  readonly input?: string | Buffer | Promise<Buffer | undefined>;
   readonly timeoutMs?: number;
   /** More `git -c` settings, passed through the environment. */
   readonly config?: ReadonlyArray<readonly [string, string]>;
@@ -95,7 +96,13 @@ export function run(args: readonly string[], opts: GitCliRunOptions): Promise<Gi
       resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code });
     });
     child.stdin.on('error', () => undefined);
-    child.stdin.end(opts.input ?? '');
+    const input = opts.input;
+    if (input instanceof Promise) {
+      input.then(
+        (b) => child.stdin.end(b ?? ''),
+        () => child.stdin.end(),
+      );
+    } else child.stdin.end(input ?? '');
   });
 }
 
@@ -225,6 +232,8 @@ export function parseTreeListing(root: string, listing: string): Map<string, Tre
   return trees;
 }
 
+const SMALL_BATCH = 8;
+
 /**
  * Reads blobs through `git cat-file --batch`, gathering the reads asked for in the same turn of the
  * event loop into one process (a snapshot asks for a thousand function.yaml files at once).
@@ -233,7 +242,14 @@ export class BlobBatcher {
   private pending = new Map<string, Array<{ resolve: (b: Buffer) => void; reject: (e: unknown) => void }>>();
   private scheduled = false;
 
-  constructor(private readonly gitdir: string) {}
+  /**
+   * `inProcess` reads batches of at most SMALL_BATCH blobs without starting a process (a one-change
+   * sync reads one or two manifests: a process start costs more than reading them from the pack).
+   */
+  constructor(
+    private readonly gitdir: string,
+    private readonly inProcess?: (oid: string) => Promise<Buffer>,
+  ) {}
 
   read(oid: string): Promise<Buffer> {
     return new Promise((resolve, reject) => {
@@ -252,6 +268,14 @@ export class BlobBatcher {
     this.pending = new Map();
     this.scheduled = false;
     const oids = [...batch.keys()];
+    const inProcess = this.inProcess;
+    if (inProcess && oids.length <= SMALL_BATCH) {
+      for (const [oid, waiters] of batch) {
+        const read = inProcess(oid);
+        for (const w of waiters) read.then(w.resolve, w.reject);
+      }
+      return;
+    }
     try {
       const result = await run(['cat-file', '--batch'], {
         gitdir: this.gitdir,

@@ -28,6 +28,8 @@ import {
 } from './git-cli.ts';
 import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
 import { GitTree, TreeMemo } from './git-tree.ts';
+import { WireUnsupportedError } from './git-wire.ts';
+import { wireFetch } from './git-wire-fetch.ts';
 import type { TargetPolicy } from './target-policy.ts';
 
 export type GitAuth = { readonly token: string } | { readonly username: string; readonly password: string };
@@ -125,6 +127,8 @@ export class GitSource {
   private readonly blobs: BlobBatcher;
   private readonly targets: TargetPolicy;
   private readonly maxFetchBytes: number;
+  /** Set when the server does not speak protocol v2 to an in-process fetch: `git fetch` from then on. */
+  private wireOff = false;
 
   constructor(options: GitSourceOptions) {
     const split = splitCredentials(options.url);
@@ -140,7 +144,10 @@ export class GitSource {
     this.useCli = options.gitCli !== false;
     this.targets = options.targets;
     this.maxFetchBytes = options.http?.maxResponseBytes ?? DEFAULT_MAX_FETCH_BYTES;
-    this.blobs = new BlobBatcher(this.gitdir);
+    this.blobs = new BlobBatcher(this.gitdir, async (oid) => {
+      const { blob } = await git.readBlob({ fs, gitdir: this.gitdir, oid, cache: this.cache });
+      return Buffer.from(blob);
+    });
   }
 
   /** Brings the cache up to the branch head and returns it. Throws GitSourceError. */
@@ -163,16 +170,25 @@ export class GitSource {
     await this.ensureRepo();
     const ref = `refs/remotes/origin/${this.branch}`;
     const cached = await git.resolveRef({ fs, gitdir: this.gitdir, ref }).catch(() => undefined);
+    const cli = await this.cli();
     // A hint already cached proves nothing (an old delivery): ask the remote as usual.
     const hinted =
       options.head &&
       options.head !== cached &&
       /^[0-9a-f]{40}$/.test(options.head) &&
-      !(await this.hasCommit(options.head));
-    const remoteHead = hinted ? undefined : await this.remoteHead();
-    let revision = remoteHead ?? '';
+      !(await this.hasCommit(options.head))
+        ? options.head
+        : undefined;
+    let revision: string | undefined;
     let fetched = false;
-    if (!remoteHead || cached !== remoteHead || !(await this.hasCommit(remoteHead))) {
+    // The webhook named the head: fetch it at once (the branch tip is checked in the same round trip).
+    if (hinted && cached && cli) revision = await this.fetchIncremental(hinted, cached, true);
+    // (A cold cache asks too: isomorphic-git's ls-remote follows and checks redirects, and says so.)
+    const remoteHead = revision || hinted ? undefined : await this.remoteHead();
+    if (revision) fetched = true;
+    else if (remoteHead && cached && cli && cached !== remoteHead) revision = await this.fetchIncremental(remoteHead, cached, false);
+    if (revision) fetched = true;
+    else if (!remoteHead || cached !== remoteHead || !(await this.hasCommit(remoteHead))) {
       revision = await this.fetch().catch(async (err: unknown) => {
         if (err instanceof GitSourceError && err.reason !== 'fetch-failed') throw err;
         // A cache that isomorphic-git can no longer fetch into (interrupted write, odd shallow state):
@@ -186,11 +202,12 @@ export class GitSource {
         return this.fetch();
       });
       fetched = true;
+    } else revision = remoteHead;
+    if (fetched) {
       const packs = await this.packCount();
       if (packs > MAX_PACKS) this.rebuildNext = true;
       this.logger?.info('fetched', { url: redactUrl(this.url), branch: this.branch, revision, packs });
     }
-    const cli = await this.cli();
     if (cli && this.memo.empty) await this.prefillTrees(revision);
     this.memo.rotate();
     return {
@@ -204,6 +221,36 @@ export class GitSource {
         ...(cli ? { readBlob: (oid) => this.blobs.read(oid) } : {}),
       }),
     };
+  }
+
+  /**
+   * `want` over protocol v2 in this process (git-wire-fetch.ts), the cached head offered as "have";
+   * undefined when `git fetch` must do it (the server lacks v2, refused the object, or — with
+   * `verifyTip` — the branch tip is not `want`).
+   */
+  private async fetchIncremental(want: string, have: string, verifyTip: boolean): Promise<string | undefined> {
+    if (this.wireOff) return undefined;
+    try {
+      const result = await wireFetch({
+        http: this.http,
+        url: this.url,
+        headers: this.headers,
+        gitdir: this.gitdir,
+        branch: this.branch,
+        want,
+        have,
+        verifyTip,
+      });
+      if (!result.fetched) return undefined;
+      if (result.packBytes > this.maxFetchBytes) throw new FetchTooLargeError(this.maxFetchBytes);
+    } catch (err) {
+      if (err instanceof FetchTooLargeError) throw classifyGitError(err, redactUrl(this.url), 'fetch');
+      if (err instanceof WireUnsupportedError && err.permanent) this.wireOff = true;
+      this.logger?.info('in-process fetch not possible; using git fetch', { url: redactUrl(this.url), error: String(err) });
+      return undefined;
+    }
+    await this.writeHeads(want);
+    return want;
   }
 
   /** A cold memo (first sync of this process, rebuilt cache): every tree from one listing. */
@@ -335,15 +382,15 @@ export class GitSource {
         `git fetch of ${redactUrl(this.url)} left no ${ref}: ${head.stderr.trim()}`,
       );
     }
-    // Kept like the isomorphic-git path writes it, so either path can fetch into this cache next time.
-    await git.writeRef({
-      fs,
-      gitdir: this.gitdir,
-      ref: `refs/heads/${this.branch}`,
-      value: oid,
-      force: true,
-    });
+    await this.writeHeads(oid, false);
     return oid;
+  }
+
+  /** Points the remote-tracking ref and refs/heads/<branch> at `oid`. */
+  private async writeHeads(oid: string, remoteToo = true): Promise<void> {
+    if (remoteToo) await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/remotes/origin/${this.branch}`, value: oid, force: true });
+    // Kept like the isomorphic-git path writes it, so either path can fetch into this cache next time.
+    await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${this.branch}`, value: oid, force: true });
   }
 
   private async hasCommit(oid: string): Promise<boolean> {
