@@ -101,6 +101,9 @@ export function functionDeployment(
     // runtimes stop accepting at SIGTERM, so without this pause a rollout refuses the calls routed to
     // the old pod in that gap (ECONNREFUSED through /fn). The kubelet's own sleep: no binary needed.
     container.lifecycle = { preStop: { sleep: { seconds: PRE_STOP_SLEEP_SECONDS } } };
+    // A crashed process's last log lines become its termination message: the Function's status quotes
+    // them (rollout.ts), so a SyntaxError at import says so.
+    container.terminationMessagePolicy = 'FallbackToLogsOnError';
   }
   return {
     apiVersion: 'apps/v1',

@@ -177,6 +177,9 @@ describe('function Deployment and Service', () => {
     assert.deepEqual(c?.lifecycle, { preStop: { sleep: { seconds: 5 } } });
     assert.ok((dep.spec?.template.spec?.terminationGracePeriodSeconds ?? 30) > 5);
   });
+  it("keeps a crashed process's last log lines as its termination message (the Function quotes them)", () => {
+    assert.equal(c?.terminationMessagePolicy, 'FallbackToLogsOnError');
+  });
   it('passes env sorted, then the runtime settings, and secrets as envFrom', () => {
     assert.deepEqual(
       c?.env?.map((e) => `${e.name}=${e.value}`),

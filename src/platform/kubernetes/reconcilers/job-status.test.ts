@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { failedContainer, terminationMessage } from './job-status.ts';
+import type { KubeClient } from '../runtime/kube-client.ts';
+import { failedContainer, podOutput, terminationMessage } from './job-status.ts';
 
 const done = (name: string, exitCode: number, message?: string): V1ContainerStatus => ({
   name,
@@ -25,5 +26,16 @@ describe('a build pod\'s statuses (init containers fetch, kaniko; container push
     assert.equal(failedContainer(pod([done('fetch', 0), done('kaniko', 0)], [done('push', 1)])), 'push');
     assert.equal(failedContainer(pod([done('fetch', 0)], [done('push', 0)])), undefined);
     assert.equal(failedContainer(undefined), undefined);
+  });
+});
+
+describe("a job pod's output (a FunctionJob's message)", () => {
+  const kubeWithLog = (log: string) => ({ podLogTail: async () => log }) as unknown as KubeClient;
+  const jobPod: V1Pod = { metadata: { name: 'sum-r1-x', namespace: 'team' }, status: { containerStatuses: [done('function', 0, 'from termination')] } };
+  it('is the log without its final newline, as sless dev reports a job\'s stdout', async () => {
+    assert.equal(await podOutput(kubeWithLog('{"input":[100,200,300],"sum":600}\n'), jobPod, 'function', 1000), '{"input":[100,200,300],"sum":600}');
+  });
+  it('is the termination message when the log is empty', async () => {
+    assert.equal(await podOutput(kubeWithLog('\n'), jobPod, 'function', 1000), 'from termination');
   });
 });

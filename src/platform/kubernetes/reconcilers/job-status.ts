@@ -47,8 +47,9 @@ export function failedContainer(pod: V1Pod | undefined): string | undefined {
 export async function podOutput(kube: KubeClient, pod: V1Pod | undefined, container: string, maxBytes: number): Promise<string> {
   if (!pod?.metadata?.name) return '';
   const log = await kube.podLogTail(pod.metadata.namespace ?? '', pod.metadata.name, container, maxBytes);
+  // Trimmed as sless dev trims a job's stdout: the message is the output, not its final newline.
   const text = log.trim() !== '' ? log : (terminationMessage(pod, container) ?? '');
-  return capBytes(text, maxBytes);
+  return capBytes(text.trim(), maxBytes);
 }
 
 /** Keeps the end of text within maxBytes (the end of a log says why it failed). */

@@ -29,6 +29,13 @@ describe('rolloutOf: Ready means serving', () => {
       assert.equal(r.state === 'failing' && r.reason, reason);
     }
     assert.equal(rolloutOf(rolling, [pod('ContainerCreating')], IMAGE).state, 'progressing');
+    const traceback = 'Traceback (most recent call last):\n  File "/app/handler.py", line 1\n    def handle(event, context=None)\n                                   ^\nSyntaxError: expected \':\'\n';
+    const crashed = pod('CrashLoopBackOff');
+    crashed.status!.containerStatuses![0]!.state!.waiting!.message = 'back-off 40s restarting failed container=function';
+    crashed.status!.containerStatuses![0]!.lastState = { terminated: { exitCode: 1, reason: 'Error', message: traceback } };
+    const why = rolloutOf(rolling, [crashed], IMAGE);
+    assert.match(why.message, /CrashLoopBackOff: exit code 1 \(Error\): .*SyntaxError: expected ':'; the previous version keeps serving$/s, 'says why: the crashed process\'s last output');
+    assert.doesNotMatch(why.message, /back-off/);
     const late = dep({ observedGeneration: 2, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'too slow' }] });
     assert.equal(rolloutOf(late, [], IMAGE).state, 'stalled');
   });

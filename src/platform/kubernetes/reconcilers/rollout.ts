@@ -14,6 +14,13 @@ export type Rollout =
 /** Waiting reasons of a container that will not become ready by waiting alone. */
 const BROKEN = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
 
+/** Lines of a crashed container's output that a Function's status message quotes. */
+const OUTPUT_LINES = 6;
+
+function lastLines(text: string, n: number): string {
+  return text.trim().split('\n').slice(-n).join('\n');
+}
+
 export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V1Pod[], imageRef: string): Rollout {
   const name = `${deployment?.metadata?.namespace ?? ''}/${deployment?.metadata?.name ?? ''}`;
   if (!deployment) return { state: 'progressing', reason: 'RollingOut', message: `waiting for Deployment ${name}` };
@@ -29,7 +36,11 @@ export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V
       const waiting = c.state?.waiting;
       if (waiting?.reason && BROKEN.has(waiting.reason)) {
         const last = c.lastState?.terminated;
-        const detail = waiting.message ?? (last ? `last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '');
+        // The crashed process's last output (terminationMessagePolicy FallbackToLogsOnError) says why,
+        // e.g. a SyntaxError; the kubelet's back-off message says only that it waits.
+        const output = lastLines(last?.message ?? '', OUTPUT_LINES);
+        const exit = last ? `exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '';
+        const detail = output ? `${exit}: ${output}` : (waiting.message ?? (exit ? `last ${exit}` : ''));
         return {
           state: 'failing',
           reason: waiting.reason,
