@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
 import { Controller } from '../../src/platform/kubernetes/controller.ts';
 import type { ControllerLogger } from '../../src/platform/kubernetes/reconcilers/context.ts';
@@ -64,6 +65,8 @@ export interface Kit {
   readonly logs: string[];
   /** The BuildLog every Controller of this kit writes (it outlives controller restarts, like PostgreSQL). */
   readonly buildLog: BuildLog;
+  /** The metrics registry every Controller of this kit registers on (as /metrics would serve it). */
+  readonly registry: Registry;
   controller?: Controller;
   /** `as`: a kubeconfig the controller uses instead of the admin one (an impersonated ServiceAccount). */
   startController(as?: KubeConfig): Promise<Controller>;
@@ -127,6 +130,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     repoUrl: repo.url,
     logs,
     buildLog: createMemoryBuildLog(),
+    registry: new Registry(),
     async startController(as) {
       const store = new S3ArtifactStore({
         bucket: s3.bucket,
@@ -138,6 +142,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
       });
       kit.controller = new Controller({
         kubeConfig: as ?? kc,
+        registry: kit.registry,
         logger,
         settings,
         store,

@@ -396,7 +396,8 @@ export class Controller {
   private async removeLegacyBuildSecret(): Promise<void> {
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: LEGACY_BUILD_S3_SECRET, namespace: this.opts.settings.buildNamespace } };
     try {
-      await this.kube.delete(secret);
+      // Read first: a restarted controller with nothing to remove writes nothing.
+      if (await this.kube.readSecret(secret.metadata.namespace, secret.metadata.name)) await this.kube.delete(secret);
     } catch (err) {
       this.opts.logger.warn(
         `cannot delete the Secret ${this.opts.settings.buildNamespace}/${LEGACY_BUILD_S3_SECRET} earlier versions kept for kaniko (${err instanceof Error ? err.message : String(err)}); delete it by hand, builds no longer use it`,

@@ -129,15 +129,20 @@ export class FunctionReconciler {
 
     let imageRef = fn.status?.imageRef;
     let lastBuiltAt = fn.status?.lastBuiltAt;
+    let justBuilt = false;
     if (tagOf(imageRef) !== imageTag(bk)) {
       const build = await this.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key);
       if (build.kind !== 'built') return build.result;
       imageRef = build.imageRef;
       lastBuiltAt = build.finishedAt;
+      justBuilt = true;
     }
     if (!imageRef) throw new Error('unreachable: no image after a finished build');
 
-    const { hash, applied } = await this.deploy(fn, key, imageRef);
+    const { hash, applied } = await this.deploy(fn, key, imageRef, justBuilt);
+    // One Event for "built and deployed" (the status says the rest): until the status names this image, the
+    // finished Job is seen again, so a failed deploy above records it on the next attempt.
+    if (justBuilt) record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${imageRef}; Deployment ${namespace}/${name} runs it`);
     // The build is done: forget its failures; what is left is whether the new pods serve.
     const built = { imageRef, lastBuiltAt, url, failedBuildKey: '', buildRetries: 0 };
     // From the watch (its events enqueue this Function as the rollout moves), not a GET per reconcile. Until
@@ -247,7 +252,6 @@ export class FunctionReconciler {
         const finishedAt = toIso(job.status?.completionTime) ?? ctx.now().toISOString();
         ctx.metrics.builds.inc({ outcome: 'succeeded' });
         observeBuild(ctx, namespace, name, job, 'succeeded');
-        record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${imageRef}`);
         // Only reached while status.imageRef lacks this build's tag, i.e. before the status says so.
         this.recordBuild(fn, jobName, { outcome: 'succeeded', imageRef, ...jobTimes(job, ctx.now()) });
         return { kind: 'built', imageRef, finishedAt };
@@ -322,8 +326,11 @@ export class FunctionReconciler {
     }
   }
 
-  /** Applies what changed; answers the applied-hash wanted and, when it applied the Deployment now, the server's answer. */
-  private async deploy(fn: FunctionResource, key: string, imageRef: string): Promise<{ hash: string; applied?: V1Deployment }> {
+  /**
+   * Applies what changed; answers the applied-hash wanted and, when it applied the Deployment now, the
+   * server's answer. `justBuilt`: the caller records the one Event.
+   */
+  private async deploy(fn: FunctionResource, key: string, imageRef: string, justBuilt: boolean): Promise<{ hash: string; applied?: V1Deployment }> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const deployment = stamped(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }));
@@ -338,7 +345,9 @@ export class FunctionReconciler {
     const applied = deploymentCurrent ? undefined : await ctx.kube.apply(deployment);
     if (!upToDate(service, ctx.caches.services.get(name, namespace))) await ctx.kube.apply(service);
     const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
-    if (!deploymentCurrent && (newForm || fn.status?.imageRef !== imageRef)) {
+    if (!deploymentCurrent && justBuilt) {
+      // recorded as BuildSucceeded by the caller
+    } else if (!deploymentCurrent && (newForm || fn.status?.imageRef !== imageRef)) {
       record(ctx, fn, 'Normal', 'Deployed', `Deployment ${namespace}/${name} runs ${imageRef}`);
     } else if (!deploymentCurrent) {
       ctx.logger.info(`DriftRepaired: Function ${namespace}/${name}: its Deployment was changed or removed; applied again`, { reason: 'DriftRepaired' });

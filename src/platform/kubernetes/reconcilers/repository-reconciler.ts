@@ -111,7 +111,7 @@ export class RepositoryReconciler {
     try {
       // Refused in platform namespaces; elsewhere the controller may read its secretRef after this.
       await ctx.tenants.ensure(namespace);
-      const result = await this.sync(repo, key);
+      const result = await this.sync(repo, key, interval);
       outcome = result.outcome;
       fields = { ...base, ...result.fields };
       retry = result.retry;
@@ -140,6 +140,7 @@ export class RepositoryReconciler {
   private async sync(
     repo: RepositoryResource,
     key: string,
+    intervalMs: number,
   ): Promise<{ outcome: Outcome; fields: Record<string, unknown>; retry?: unknown }> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
@@ -242,7 +243,11 @@ export class RepositoryReconciler {
     }
 
     statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const fields = { revision, lastSyncTime: syncedAt, functions: statusFunctions };
+    // lastSyncTime is refreshed once per interval, not by every sync: a no-change sync soon after the last one
+    // (a restarted controller's first, a webhook's) then writes no status at all.
+    const last = repo.status?.lastSyncTime;
+    const recent = repo.status?.revision === revision && !!last && ctx.now().getTime() - new Date(last).getTime() < intervalMs;
+    const fields = { revision, lastSyncTime: recent ? new Date(last).toISOString() : syncedAt, functions: statusFunctions };
     await ctx.commitStatus?.synced(repo, { revision, functions: statusFunctions, appliedGenerations });
     const errors = statusFunctions.filter((f) => f.error);
     const summary = `revision ${revision.slice(0, 12)}: ${statusFunctions.length - errors.length} function(s) applied${pruned ? `, ${pruned} object(s) pruned` : ''}`;

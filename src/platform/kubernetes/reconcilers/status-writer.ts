@@ -3,6 +3,7 @@ import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
 import { sameConditions, summarize, type Outcome } from './conditions.ts';
 import type { ReconcileContext } from './context.ts';
+import { normalize } from '../objects/drift.ts';
 
 interface WithStatus {
   metadata?: { name?: string; namespace?: string; generation?: number; uid?: string };
@@ -53,10 +54,13 @@ export function forgetStatus(memo: StatusMemo, kind: SlessKind, obj: Pick<WithSt
   memo.delete(memoId(kind, obj));
 }
 
-/** '' and null clear a field, so they equal an absent one; objects compare by JSON. */
-function equalish(a: unknown, b: unknown): boolean {
+/**
+ * '' and null clear a field, so they equal an absent one; objects compare by their normalised JSON (keys
+ * sorted: the API server answers with its own key order, so plain JSON made every sync look like a change).
+ */
+export function equalish(a: unknown, b: unknown): boolean {
   const blank = (x: unknown) => x === undefined || x === null || x === '';
   if (blank(a) && blank(b)) return true;
-  if (typeof a === 'object' || typeof b === 'object') return JSON.stringify(a) === JSON.stringify(b);
+  if (typeof a === 'object' || typeof b === 'object') return JSON.stringify(normalize(a)) === JSON.stringify(normalize(b));
   return a === b;
 }

@@ -54,7 +54,11 @@ export class TriggerReconciler {
         outcome = { kind: 'ready', reason: enabled ? 'Enabled' : 'Disabled', message: enabled ? `serving ${url}` : 'http calls answer 503' };
         fields = { active: enabled, url };
       } else if (!fn.status?.imageRef) {
-        outcome = { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${spec.functionRef} has no image yet` };
+        // A new Trigger of a Function building its first image: nothing to report that its missing status
+        // (kstatus: in progress) does not say already; the Function's status change enqueues it again. One
+        // status write per Trigger instead of two. A failed build is reported.
+        if (!trigger.status?.conditions?.length && fn.status?.phase !== 'Failed') return;
+        outcome = { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${spec.functionRef} has no image yet${fn.status?.phase === 'Failed' ? ': its build failed' : ''}` };
         fields = { active: false };
       } else if ((refusal = await ctx.tenants.refusalOf(namespace, fn.spec?.envFromSecrets ?? []))) {
         outcome = { kind: 'stalled', reason: refusal.reason, message: refusal.message };

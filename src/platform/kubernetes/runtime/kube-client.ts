@@ -16,7 +16,7 @@ import {
 import { VERSION } from '../crd-types.ts';
 import { FIELD_MANAGER, GROUP } from '../objects/meta.ts';
 import { KINDS, type SlessKind } from '../objects/resources.ts';
-import { EventRecorder, type EventTarget } from './event-recorder.ts';
+import { EventRecorder, type EventRecorderOptions, type EventTarget } from './event-recorder.ts';
 
 export { VERSION };
 
@@ -62,10 +62,15 @@ export class KubeClient {
   /** Events by outcome and object (public for tests and the controller's forget-on-delete). */
   readonly events: EventRecorder;
 
-  constructor(readonly kubeConfig: KubeConfig) {
+  /** `events`: the recorder's window and update interval (tests shorten them). */
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    eventOptions: Pick<EventRecorderOptions, 'windowMs' | 'updateEveryMs'> = {},
+  ) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.events = new EventRecorder({
+      ...eventOptions,
       sink: {
         create: async (namespace, body) => {
           this.note('event');

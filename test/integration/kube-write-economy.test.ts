@@ -1,0 +1,99 @@
+// Writes at scale (issue 15), against a real API server: a status is written once per change, not per
+// reconcile (each Trigger once, as it gets its one outcome); a Function's life makes one Event per
+// outcome (BuildStarted, BuildSucceeded), and repeats of an outcome aggregate into one Event with a count;
+// a restarted controller writes nothing when nothing changed; deleting a Function drops its metric series.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
+import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { core, customApi, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+
+const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n';
+const WRITES = /^(apply:|status:|event$|createIfAbsent$|mergePatch$|delete$)/;
+
+function writes(kube: KubeClient): Record<string, number> {
+  return Object.fromEntries(Object.entries(kube.requestsByOperation).filter(([op]) => WRITES.test(op)));
+}
+
+async function eventsOf(kit: Kit, name: string, kind = 'Function') {
+  const list = await core(kit.kc).listNamespacedEvent({ namespace: kit.ns, fieldSelector: `involvedObject.name=${name},involvedObject.kind=${kind}` });
+  return list.items;
+}
+
+describe('kube controller: one write per change', () => {
+  let kit: Kit;
+  before(async () => {
+    kit = await setupKit('kube-economy');
+    await kit.clone.write({ ...nodeFunction('alpha', { yaml: CRON_YAML }), ...nodeFunction('beta') });
+    await kit.clone.commitAndPush('two functions');
+    await kit.startController();
+    await kit.createRepository('economy');
+    const jobs = await eventually(async () => {
+      const list = await kit.buildJobs();
+      assert.equal(list.length, 2);
+      return list;
+    }, { timeoutMs: 30_000 });
+    for (const job of jobs) await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    await kit.serve('alpha', 'beta');
+    await eventually(async () => {
+      for (const name of ['alpha', 'beta']) assert.equal((await kit.getFunction(name))?.status?.phase, 'Ready');
+      assert.equal((await kit.getTrigger('alpha-cron-nightly'))?.status?.conditions?.[0]?.reason, 'Scheduled');
+    }, { timeoutMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 2_000)); // late reconciles (cache catching up) would show here
+  });
+  after(() => kit?.dispose());
+
+  it('writes each Trigger status once: http Enabled, cron Scheduled (no WaitingForImage write before the image)', () => {
+    assert.equal(kit.controller!.kube.requestsByOperation['status:Trigger'], 3, JSON.stringify(writes(kit.controller!.kube)));
+  });
+
+  it('records one Event per outcome of a new function: BuildStarted and BuildSucceeded', async () => {
+    const events = await eventsOf(kit, 'alpha');
+    assert.deepEqual(events.map((e) => e.reason).sort(), ['BuildStarted', 'BuildSucceeded']);
+    assert.ok(events.every((e) => e.count === 1));
+  });
+
+  it('aggregates repeats of one outcome into one Event whose count says how many', async () => {
+    const kube = new KubeClient(kit.kc, { updateEveryMs: 0 });
+    const target = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'flaky', namespace: kit.ns, uid: 'flaky-uid' } };
+    for (let i = 0; i < 5; i++) await kube.event(target, 'Warning', 'SyncFailed', 'connection refused');
+    const quiet = new KubeClient(kit.kc);
+    for (let i = 0; i < 5; i++) await quiet.event({ ...target, metadata: { ...target.metadata, name: 'quiet', uid: 'quiet-uid' } }, 'Warning', 'SyncFailed', 'connection refused');
+    const flaky = await eventsOf(kit, 'flaky', 'ConfigMap');
+    assert.equal(flaky.length, 1);
+    assert.equal(flaky[0]!.count, 5);
+    const q = await eventsOf(kit, 'quiet', 'ConfigMap');
+    assert.equal(q.length, 1, 'repeats within a minute are counted, not sent');
+    assert.equal(quiet.requestsByOperation.event, 1);
+  });
+
+  it('a restarted controller writes nothing when nothing changed (only the handled sync request)', async () => {
+    await kit.stopController();
+    const before = (await kit.getRepository('economy')).status;
+    const fresh = await kit.startController();
+    const bodies: unknown[] = [before];
+    const patch = fresh.kube.patchStatus.bind(fresh.kube);
+    fresh.kube.patchStatus = async (kind, ns, name, status) => {
+      bodies.push(status);
+      return patch(kind, ns, name, status);
+    };
+    const at = new Date().toISOString();
+    await customApi(kit.kc).patchNamespacedCustomObject(
+      { group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functionrepositories', name: 'economy', body: [{ op: 'add', path: '/metadata/annotations', value: { 'sless.kube5s.ru/requestedAt': at } }] },
+    );
+    await eventually(async () => assert.equal((await kit.getRepository('economy')).status?.lastHandledRequestedAt, at), { timeoutMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 3_000));
+    assert.deepEqual(writes(fresh.kube), { 'status:FunctionRepository': 1 }, JSON.stringify(bodies));
+  });
+
+  it('deleting a Function drops its metric series', async () => {
+    const series = async () => (await kit.registry.metrics()).split('\n').filter((l) => l.includes('function="beta"'));
+    assert.ok((await series()).length > 0, 'beta has a build-duration series after its build');
+    await kit.clone.remove('functions/beta');
+    await kit.clone.commitAndPush('beta goes');
+    await kit.controller!.requestSync(kit.ns, 'economy');
+    await eventually(async () => assert.equal(await kit.getFunction('beta'), undefined), { timeoutMs: 30_000 });
+    await eventually(async () => assert.deepEqual(await series(), []), { timeoutMs: 10_000 });
+    assert.ok((await kit.registry.metrics()).includes('function="alpha"'), 'the others stay');
+  });
+});
