@@ -9,8 +9,10 @@
 // Syncs of one cache directory are serialised within the process (not across processes: give each
 // process its own cacheDir). Where a `git` binary is installed the fetch, the first listing of every
 // tree and blob reads go through it (git-cli.ts: the cold sync is several times faster); isomorphic-git
-// does the rest and is the fallback. A caller that knows the new head (a webhook names it) passes it
-// as a hint: when that commit is not cached yet, the ls-remote round trip is skipped.
+// does the rest and is the fallback. With git present, a cache that holds an earlier head fetches the
+// new one in-process over protocol v2 (git-wire-fetch.ts: one POST, `git index-pack` for the pack); a
+// caller that knows the new head (a webhook names it) passes it as a hint: when that commit is not
+// cached yet, ls-remote is skipped and the branch tip is checked by an ls-refs POST beside the fetch.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
