@@ -25,7 +25,7 @@ export interface ProxyContext {
   readonly maxBodyBytes: number;
   /** Take the client address and scheme from X-Forwarded-For/-Proto (behind a trusted proxy). */
   readonly trustProxy: boolean;
-  readonly log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
 /** Status recorded when the client went away before the response ended (nginx's convention). */
@@ -44,6 +44,8 @@ class BodyTooLarge extends Error {}
  */
 export const awaitingContinue = new WeakSet<IncomingMessage>();
 
+const EXPECTED_503: ReadonlySet<string> = new Set(['function_not_ready', 'function_disabled']);
+
 export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Promise<void> {
   try {
     await forward(req, res, ctx);
@@ -54,7 +56,10 @@ export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ct
     // The path only: a query string may carry a caller's secrets.
     const path = req.url?.split('?')[0];
     if (internal) ctx.log.error({ err, path }, 'proxying failed');
-    else if (status >= 500) ctx.log.warn({ code: body.code, status, path }, body.error);
+    // A function disabled, or still building or starting, is a state the caller's 503 explains, not a
+    // fault: no warning line per early call (a first `sless dev` start would print one per retry).
+    else if (status >= 500 && !EXPECTED_503.has(body.code)) ctx.log.warn({ code: body.code, status, path }, body.error);
+    else if (status >= 500) ctx.log.info({ code: body.code, status, path }, body.error);
     if (res.headersSent) {
       res.destroy();
       return;

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     );
     const syncMs = [...dev.log().matchAll(/synced rev \S+ \(.*\) in (\d+) ms \[/g)].map((m) => Number(m[1]));
     console.log(`sync durations as logged by dev (fetch..switch), code runs then config runs: ${syncMs.join(' ')}`);
-    const rebuilt = (dev.log().match(/building f0/g) ?? []).length;
+    const rebuilt = (dev.log().match(/f0: building/g) ?? []).length;
     console.log(`prepared folders built for f0: ${rebuilt} (1 initial + ${runs} code changes expected)`);
   } finally {
     await dev.stop('SIGTERM');

@@ -16,7 +16,7 @@ before(async () => {
   await writeFile(path.join(folder, 'echo/function.yaml'), 'runtime: python3.11\n');
   await writeFile(path.join(folder, 'echo/handler.py'), 'def handle(event):\n    return {"got": event, "v": 1}\n');
   dev = await startDevProcess({ repo: folder });
-  await dev.waitForLog(/echo ready at/);
+  await dev.waitForLog(/echo: ready at/);
 });
 
 after(async () => {

@@ -123,7 +123,7 @@ test('an env-only change starts a new process from the same prepared folder, wit
   assert.equal(again.code_hash, record.code_hash);
   // The switch comes before the end of the sync: wait for its summary line.
   await dev.waitForLog(/0 rebuilt, 1 redeployed/, { fromOffset: offset });
-  assert.doesNotMatch(dev.log().slice(offset), /building alpha/);
+  assert.doesNotMatch(dev.log().slice(offset), /alpha: building/);
 });
 
 test('a broken function.yaml keeps its last good version and the others served, and is reported', async () => {

@@ -7,7 +7,9 @@ import type { CommandSpec } from './child-group.ts';
 import type { FunctionRunner, DeployOutcome, DeploySpec } from './function-runner.ts';
 import type { FunctionTable } from './function-table.ts';
 import type { LocalState, StoredFunction } from './local-state.ts';
+import type { Runtime } from '../../manifest/types.ts';
 import type { Logger } from './logger.ts';
+import { buildingLine, readyLine, versionMismatch } from './progress-lines.ts';
 import type { CodeSource } from './prepare-function.ts';
 
 export interface LocalDeployerOptions {
@@ -19,12 +21,17 @@ export interface LocalDeployerOptions {
   readonly url: (namespace: string, name: string) => string;
   /** When a prepared folder was built (for last_built_at of a version that reused it). */
   readonly preparedAt: (buildKey: string) => Promise<string | undefined>;
+  /** The interpreter that runs a runtime here and its version (ports.ts LocalRuntimes.interpreterOf). */
+  readonly interpreterOf?: (runtime: Runtime) => { readonly program: string; readonly version: string | undefined } | undefined;
 }
 
 /** Phases that say a change is under way: kept until the new version serves (or fails). */
 const IN_PROGRESS = new Set(['Pending', 'Building']);
 
 export class LocalDeployer {
+  /** Functions (and the runtime) already warned about a version this machine does not run. */
+  readonly #versionWarned = new Set<string>();
+
   constructor(private readonly o: LocalDeployerOptions) {}
 
   /** What the runner needs to run the record's version; undefined while it has no code. */
@@ -62,10 +69,11 @@ export class LocalDeployer {
         // Only reached when the prepared folder is gone (data dir cleaned): nothing to rebuild from.
         throw new Error(`the prepared folder of ${namespace}/${name} is missing; push or upload its code again`);
       });
+    this.#warnVersion(namespace, name, spec.runtime);
     let buildStarted: number | undefined;
     const outcome = await this.o.runner.deploy(spec, source, () => {
       buildStarted = Date.now();
-      this.o.logger.info(`building ${name}`);
+      this.o.logger.info(buildingLine(name, spec.runtime));
       // Building even while the previous version still serves: Ready means the new version serves.
       this.o.table.patch(namespace, name, { phase: 'Building' });
     });
@@ -94,6 +102,16 @@ export class LocalDeployer {
     return outcome;
   }
 
+  /** Once per function and runtime: it asks for a version the interpreter here is not. */
+  #warnVersion(namespace: string, name: string, runtime: Runtime): void {
+    const key = `${namespace}/${name}@${runtime}`;
+    if (this.#versionWarned.has(key)) return;
+    this.#versionWarned.add(key);
+    const found = this.o.interpreterOf?.(runtime);
+    const warning = found && versionMismatch(name, runtime, found.version, found.program);
+    if (warning) this.o.logger.warn(warning);
+  }
+
   /** `builtAt`: when the version that now runs was built (every Ready function has last_built_at). */
   #applyOutcome(namespace: string, name: string, outcome: DeployOutcome, builtAt: string | undefined): void {
     const label = `${namespace}/${name}`;
@@ -111,7 +129,7 @@ export class LocalDeployer {
           { phase: 'Ready', message: undefined, imageRef: `local:${outcome.buildKey}`, lastBuiltAt: builtAt, url },
           { buildKey: outcome.buildKey },
         );
-        this.o.logger.info(`${name} ready at ${url}`);
+        this.o.logger.info(readyLine(name, url));
         return;
       case 'disabled':
         this.o.table.patch(

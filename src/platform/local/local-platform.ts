@@ -111,6 +111,7 @@ export class LocalPlatform implements Platform {
       buildLog: opts.buildLog,
       url,
       preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
+      interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
     });
     this.#jobs = new JobsAndSchedules({
       state: this.#state,

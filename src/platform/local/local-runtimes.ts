@@ -4,6 +4,7 @@
 //
 // A prepared folder builds/<key>/ holds app/ (the function's code, SLESS_FUNCTION_DIR) and work/
 // beside it (Python packages, the Go binary), so installed files never mix with the function's own.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -42,6 +43,12 @@ function specOf(command: Command, env: Readonly<Record<string, string>>): Comman
   return { command: program, args, cwd: command.cwd, env };
 }
 
+/** What `<program> --version` prints (Python 3.11 and older print it on stderr), or undefined. */
+function versionOutput(program: string): string | undefined {
+  const run = spawnSync(program, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  return run.status === 0 ? `${run.stdout}${run.stderr}`.trim() : undefined;
+}
+
 export function localRuntimes(
   opts: { runtimesDir?: string; python?: string; node?: string } = {},
 ): LocalRuntimes {
@@ -57,6 +64,7 @@ export function localRuntimes(
       node: opts.node,
     });
   const versions = new Map<Runtime, string>();
+  const interpreters = new Map<string, string | undefined>();
   return {
     versionOf(runtime) {
       let v = versions.get(runtime);
@@ -78,6 +86,13 @@ export function localRuntimes(
       const env = childBaseEnv(process.env);
       // The entrypoint does not change what is installed; the plan's run command is not used here.
       return planOf(runtime, appDir, '', functionFilesOf(files)).prepare.map((c) => specOf(c, env));
+    },
+    interpreterOf(runtime) {
+      const language = languageOf(runtime);
+      if (language === 'go') return undefined;
+      const program = language === 'python' ? (opts.python ?? 'python3') : (opts.node ?? process.execPath);
+      if (!interpreters.has(program)) interpreters.set(program, program === process.execPath ? process.version : versionOutput(program));
+      return { program: language === 'node' && program === process.execPath ? 'the node running sless' : program, version: interpreters.get(program) };
     },
     command(runtime, appDir, serve: ServeOptions) {
       // Only the server is needed, and it does not depend on which dependency files exist.
