@@ -85,6 +85,14 @@ const toolsSecurity: V1SecurityContext = {
   capabilities: { drop: ['ALL'] },
 };
 
+/**
+ * The push step reads what kaniko (root) wrote: its OCI cache blobs are root's, mode 0600 (written
+ * through temp files), so the tools user could not push a single cache entry (permission denied) and
+ * no build ever took a layer from the cache. Root as their owner, with no capability at all: it reads
+ * its own files and nothing else a capability would open. It runs no tenant code.
+ */
+const pushSecurity: V1SecurityContext = { ...toolsSecurity, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false };
+
 export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1Job {
   const labels = buildJobLabels(input.namespace, input.name, input.buildKey);
   const build = settings.build ?? {};
@@ -135,7 +143,7 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
     image: toolsImage,
     args: ['push', '-tarball', BUILD_PATHS.image, '-destination', destination, '-digest-file', '/dev/termination-log', ...cacheArgs],
     env: toolsEnv,
-    securityContext: toolsSecurity,
+    securityContext: pushSecurity,
     terminationMessagePolicy: 'File',
     volumeMounts: [mount('out', BUILD_PATHS.out, true), mount('cache', '/cache', true), registryConfig],
   };

@@ -106,6 +106,8 @@ describe('build Job', () => {
       {
         name: 'push',
         ...tools,
+        // root, to read kaniko's cache blobs (root's, 0600), with no capability and no tenant code
+        securityContext: { ...tools.securityContext, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
         args: ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers'],
         terminationMessagePolicy: 'File',
         volumeMounts: [

@@ -1,0 +1,191 @@
+// Push-to-serve benchmark on the real node (not part of any test run; root, `.ci/install.d/25-node.sh`
+// and the test images of test/images/build.sh):
+//   npx node --import tsx test/bench/push-to-serve.bench.ts [--runs 5] [--only node|python]
+// A real `sless controller` (the e2e kit's host process), the real git server, SeaweedFS, kaniko
+// and the node. Each run changes a function's code, pushes, sends the signed webhook, and polls
+// /fn every 100 ms until the new code answers. Reported per case, median of the runs:
+//   sync     push → the repository's Synced event (fetch, plan, context upload, Function specs)
+//   upload   the build context's PUT to S3 (inside sync), timed by a proxy in front of SeaweedFS
+//   kaniko   BuildStarted → BuildSucceeded (Job, pod start, context fetch, kaniko, push by digest)
+//   rollout  BuildSucceeded → the first /fn answer from the new code (Deployment rollout, probes)
+// Cases: (a) a Node.js function without dependencies; (b) a Python function with a requirements.txt,
+// code-only change (its dependency layer comes from kaniko's cache).
+// Starts the node, git and s3 services unless SLESS_TEST_* variables point at running ones.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import type { TestService } from '../run.ts';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, only: { type: 'string' } } });
+const RUNS = Number(values.runs);
+const stops: Array<() => Promise<void>> = [];
+const log = (msg: string): void => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+async function service(modulePath: string, wanted: string): Promise<void> {
+  if (process.env[wanted]) return;
+  const { service: s } = (await import(modulePath)) as { service: TestService };
+  const t0 = Date.now();
+  const started = await s.start();
+  stops.unshift(started.stop);
+  Object.assign(process.env, started.env);
+  log(`${s.name} up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+interface Put {
+  readonly path: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** A pass-through HTTP proxy in front of S3 that times PUT/POST requests (the context uploads).
+ * Headers go through untouched (SigV4 signs the Host the client used, which is this proxy). */
+async function timingProxy(target: string, host: string): Promise<{ url: string; puts: Put[]; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const puts: Put[] = [];
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const start = Date.now();
+    const out = http.request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+        up.once('end', () => {
+          if (req.method === 'PUT' || req.method === 'POST') puts.push({ path: req.url ?? '', start, end: Date.now() });
+        });
+      },
+    );
+    out.once('error', () => res.writeHead(502).end());
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
+  return {
+    url: `http://${host}:${(server.address() as AddressInfo).port}`,
+    puts,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface LogLine {
+  readonly time: number;
+  readonly msg: string;
+}
+
+function logLines(output: string): LogLine[] {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => {
+      try {
+        return JSON.parse(l) as LogLine;
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((l): l is LogLine => l !== undefined && typeof l.msg === 'string');
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+async function main(): Promise<void> {
+  await service('../services/node.ts', 'SLESS_TEST_NODE');
+  await service('../services/git.ts', 'SLESS_TEST_GIT_URL');
+  await service('../services/s3.ts', 'SLESS_TEST_S3_ENDPOINT');
+  const { setupNodeKit } = await import('../e2e-node/sless-kit.ts');
+  const { requireNode, startWheelIndex } = await import('../e2e-node/node-kit.ts');
+  const { hostAddress } = requireNode();
+  const proxy = await timingProxy(process.env.SLESS_TEST_S3_ENDPOINT!, hostAddress);
+  stops.unshift(() => proxy.close());
+  const wheels = await startWheelIndex();
+  stops.unshift(() => wheels.stop());
+  const kit = await setupNodeKit('bench-p2s', { s3Endpoint: proxy.url });
+  stops.unshift(() => kit.dispose());
+  const controller = await kit.startController();
+
+  const cases = [
+    {
+      id: 'a',
+      fn: 'nodefn',
+      what: 'Node.js function, no dependencies',
+      files: (v: number) => ({
+        'functions/nodefn/function.yaml': 'runtime: nodejs20\nentrypoint: handler.handle\n',
+        'functions/nodefn/handler.js': `exports.handle = async () => ({ v: ${v} });\n`,
+      }),
+    },
+    {
+      id: 'b',
+      fn: 'pyfn',
+      what: 'Python function with requirements.txt, code-only change',
+      files: (v: number) => ({
+        'functions/pyfn/function.yaml': 'runtime: python3.11\nentrypoint: handler.handle\n',
+        'functions/pyfn/requirements.txt': `--no-index\n--find-links ${wheels.url}\n--trusted-host ${hostAddress}\nhumanize==4.9.0\n`,
+        'functions/pyfn/handler.py': `import humanize\n\n\ndef handle(event, context):\n    return {"v": ${v}, "size": humanize.naturalsize(${v})}\n`,
+      }),
+    },
+  ].filter((c) => !values.only || values.only === (c.id === 'a' ? 'node' : 'python'));
+
+  await kit.push(Object.assign({}, ...cases.map((c) => c.files(0))) as Record<string, string>, 'initial');
+  await kit.createRepository('fns');
+  for (const c of cases) {
+    const t0 = Date.now();
+    await kit.waitFunction(c.fn, (f) => f.status?.phase === 'Ready', 600_000);
+    log(`${c.fn}: first build and rollout (cold) in ${sec(Date.now() - t0)}`);
+  }
+
+  const results: Record<string, Array<Record<'total' | 'sync' | 'upload' | 'kaniko' | 'rollout', number>>> = {};
+  for (const c of cases) {
+    results[c.id] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      const version = run;
+      const from = controller.output().length;
+      const putsFrom = proxy.puts.length;
+      const t0 = Date.now();
+      await kit.push(c.files(version), `${c.fn} v${version}`);
+      const hook = await kit.webhook('fns');
+      if (hook.status !== 202) throw new Error(`webhook answered ${hook.status}`);
+      let served = 0;
+      const deadline = Date.now() + 600_000;
+      while (!served && Date.now() < deadline) {
+        try {
+          const res = await kit.callFn(c.fn);
+          const body = (await res.json()) as { v?: number };
+          if (body.v === version) served = Date.now();
+        } catch {
+          // not yet
+        }
+        if (!served) await new Promise((r) => setTimeout(r, 100));
+      }
+      if (!served) throw new Error(`${c.fn} v${version} was not served within 600 s`);
+      await new Promise((r) => setTimeout(r, 300));
+      const lines = logLines(controller.output().slice(from));
+      const at = (re: RegExp): number => lines.find((l) => re.test(l.msg))?.time ?? NaN;
+      const synced = at(new RegExp(`^Synced: FunctionRepository ${kit.ns}/fns`));
+      const started = at(new RegExp(`^BuildStarted: Function ${kit.ns}/${c.fn}`));
+      const built = at(new RegExp(`^BuildSucceeded: Function ${kit.ns}/${c.fn}`));
+      const puts = proxy.puts.slice(putsFrom);
+      const upload = puts.length ? Math.max(...puts.map((p) => p.end)) - Math.min(...puts.map((p) => p.start)) : NaN;
+      const r = { total: served - t0, sync: synced - t0, upload, kaniko: built - started, rollout: served - built };
+      results[c.id]!.push(r);
+      log(`(${c.id}) run ${run}: total ${sec(r.total)} = sync ${sec(r.sync)} (upload ${sec(r.upload)}) + build start ${sec(started - synced)} + kaniko ${sec(r.kaniko)} + rollout ${sec(r.rollout)}`);
+    }
+  }
+
+  console.log(`\npush → served on the real node, median of ${RUNS} runs`);
+  console.log('| case | total | sync | (upload) | kaniko | rollout | goal |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  for (const c of cases) {
+    const rs = results[c.id]!;
+    const m = (k: 'total' | 'sync' | 'upload' | 'kaniko' | 'rollout'): string => sec(median(rs.map((r) => r[k])));
+    console.log(`| (${c.id}) ${c.what} | **${m('total')}** | ${m('sync')} | ${m('upload')} | ${m('kaniko')} | ${m('rollout')} | < ${c.id === 'a' ? 20 : 30} s |`);
+  }
+}
+
+try {
+  await main();
+} finally {
+  for (const stop of stops) await stop().catch((e: unknown) => console.error('stop failed:', e));
+}
