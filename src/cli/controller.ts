@@ -16,6 +16,7 @@ import { createMetrics } from '../metrics/metrics.ts';
 import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
+import { gatedKubeConfig } from '../platform/kubernetes/write-gate.ts';
 import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
 import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
 import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
@@ -187,7 +188,8 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     logger,
     onStartedLeading: async () => {
       const c = new Controller({
-        kubeConfig,
+        // Its writes stop before this replica's Lease can expire for the others (write-gate.ts).
+        kubeConfig: gatedKubeConfig(kubeConfig, elector.writeGate),
         logger,
         settings,
         registry,

@@ -2,7 +2,9 @@
 // HTTP listener on loopback, every request they make is recorded (method, path, time) and forwarded to
 // the real API server over TLS with the same Authorization header. `block()` plays a network partition
 // for this one client: open requests (watches too) are cut and new ones are held unanswered until
-// `unblock()`.
+// `unblock()`; `block(filter)` holds only the requests it matches (e.g. one client's Lease renewals).
+// `delay(ms, filter)` forwards matching requests only after ms (a slow API server); one the client gives
+// up on meanwhile is never forwarded.
 //
 //   const proxy = await startCountingProxy(testKubeConfig());
 //   const kc = proxy.kubeConfig();            // give this to the code under test
@@ -25,7 +27,11 @@ export interface ProxiedRequest {
   readonly write: boolean;
   /** Held while blocked: never reached the API server. */
   readonly held: boolean;
+  /** When it was sent on to the API server; undefined while held or delayed, and for good when the client gave up first. */
+  forwardedAt?: number;
 }
+
+export type RequestFilter = (r: { method: string; url: string }) => boolean;
 
 export interface CountingProxy {
   readonly url: string;
@@ -33,8 +39,9 @@ export interface CountingProxy {
   /** Requests recorded after the first `index` (from `requests.length` taken earlier). */
   since(index: number): ProxiedRequest[];
   kubeConfig(): KubeConfig;
-  block(): void;
+  block(filter?: RequestFilter): void;
   unblock(): void;
+  delay(ms: number, filter?: RequestFilter): void;
   close(): Promise<void>;
 }
 
@@ -49,25 +56,40 @@ export async function startCountingProxy(upstream: KubeConfig): Promise<Counting
   const agent = new https.Agent({ keepAlive: true, ...(ca ? { ca } : { rejectUnauthorized: false }) });
   const requests: ProxiedRequest[] = [];
   const open = new Set<http.ServerResponse>();
-  let blocked = false;
+  let blocked: RequestFilter | undefined;
+  let delayed: { ms: number; filter: RequestFilter } | undefined;
 
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    requests.push({ method, url, at: Date.now(), watch: /[?&]watch=(true|1)/.test(url), write: WRITES.has(method), held: blocked });
+    const held = blocked?.({ method, url }) ?? false;
+    const record: ProxiedRequest = { method, url, at: Date.now(), watch: /[?&]watch=(true|1)/.test(url), write: WRITES.has(method), held };
+    requests.push(record);
     open.add(res);
-    res.on('close', () => open.delete(res));
-    if (blocked) return; // held: the client sees a partition (cut at unblock)
-    const up = https.request(
-      { host: target.hostname, port: target.port || 443, path: url, method, headers: { ...req.headers, host: target.host }, agent },
-      (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        upRes.pipe(res);
-      },
-    );
-    up.on('error', () => res.destroy());
-    res.on('close', () => up.destroy());
-    req.pipe(up);
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+      open.delete(res);
+    });
+    if (held) return; // the client sees a partition (cut at unblock)
+    const forward = () => {
+      if (closed) return;
+      record.forwardedAt = Date.now();
+      const up = https.request(
+        { host: target.hostname, port: target.port || 443, path: url, method, headers: { ...req.headers, host: target.host }, agent },
+        (upRes) => {
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          upRes.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      req.pipe(up);
+    };
+    if (delayed?.filter({ method, url })) {
+      req.pause();
+      setTimeout(forward, delayed.ms);
+    } else forward();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -86,13 +108,17 @@ export async function startCountingProxy(upstream: KubeConfig): Promise<Counting
       });
       return kc;
     },
-    block() {
-      blocked = true;
-      for (const res of open) res.destroy();
+    block(filter = () => true) {
+      blocked = filter;
+      for (const res of open) if (filter({ method: res.req.method ?? 'GET', url: res.req.url ?? '/' })) res.destroy();
     },
     unblock() {
-      blocked = false;
-      for (const res of open) res.destroy();
+      const was = blocked;
+      blocked = undefined;
+      for (const res of open) if (was?.({ method: res.req.method ?? 'GET', url: res.req.url ?? '/' })) res.destroy();
+    },
+    delay(ms, filter = () => true) {
+      delayed = ms > 0 ? { ms, filter } : undefined;
     },
     async close() {
       for (const res of open) res.destroy();

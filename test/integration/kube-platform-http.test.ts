@@ -10,10 +10,9 @@ import { SignJWT } from 'jose';
 import { startControllerServer, type ControllerServer } from '../../src/cli/controller.ts';
 import { loadControllerConfig } from '../../src/config/config.ts';
 import { writeZip } from '../../src/http/write-zip.ts';
-import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { hashFiles } from '../../src/source/code-hash.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
-import { controllerTestEnv, GROUP, NODE_CODE, testKubeconfigPath, VERSION } from './kube-platform-kit.ts';
+import { controllerTestEnv, dropFunctionFinalizers, GROUP, NODE_CODE, testKubeconfigPath, VERSION } from './kube-platform-kit.ts';
 
 const SECRET = 'controller-test-secret-0123456789abcdef';
 
@@ -59,15 +58,7 @@ describe('sless controller replicas', () => {
 
   after(async () => {
     await Promise.all(replicas.map((r) => r.close()));
-    const kc = testKubeConfig();
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    // The Function finalizer needs a running controller; drop it so the namespace can go.
-    const list = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functions' })) as { items: FunctionResource[] };
-    for (const f of list.items) {
-      await custom
-        .patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functions', name: f.metadata?.name ?? '', body: [{ op: 'remove', path: '/metadata/finalizers' }] })
-        .catch(() => undefined);
-    }
+    await dropFunctionFinalizers(testKubeConfig(), ns.name);
     await ns.cleanup();
     await buildNs.cleanup();
   });

@@ -91,6 +91,17 @@ export async function setupPlatformKit(prefix: string, options: Partial<Kubernet
   };
 }
 
+/** Functions carry a finalizer only a running controller removes: drop it from every Function of a namespace so the namespace can go. */
+export async function dropFunctionFinalizers(kc: KubeConfig, namespace: string): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const list = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'functions' })) as { items: Array<{ metadata?: { name?: string } }> };
+  for (const f of list.items) {
+    await custom
+      .patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'functions', name: f.metadata?.name ?? '', body: [{ op: 'remove', path: '/metadata/finalizers' }] })
+      .catch(() => undefined);
+  }
+}
+
 export function file(path: string, content: string, mode: CodeFile['mode'] = '100644'): CodeFile {
   return { path, mode, content: Buffer.from(content) };
 }

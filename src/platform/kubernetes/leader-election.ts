@@ -5,9 +5,14 @@
 // read, so of two candidates only one wins. The leader renews every renewInterval; when it cannot renew
 // for renewDeadline (< leaseDuration) it stops leading before anyone else may take over. stop() releases
 // the Lease (empty holder), so another replica takes over at its next attempt instead of after
-// leaseDuration.
+// leaseDuration. Leading ends with the writes too: `writeGate` (write-gate.ts, put in front of the
+// reconcilers' API clients with gatedKubeConfig) admits writes only until renewDeadline after the last
+// successful renewal, and never later than leaseDuration minus half the spare time (leaseDuration -
+// renewDeadline) after it was sent; stepping down closes it and aborts the writes in flight. So the old
+// leader has stopped writing before the new one may take the Lease (leaseDuration after it saw that renewal).
 import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { realTimers, type Timers } from './runtime/timers.ts';
+import { WriteGate } from './write-gate.ts';
 
 export interface LeaderElectionLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -53,6 +58,8 @@ export function decideLease(lease: V1Lease | undefined, identity: string, now: n
 }
 
 export class LeaderElector {
+  /** What the reconcilers' writes must pass (gatedKubeConfig): open only while this replica surely leads. */
+  readonly writeGate: WriteGate;
   private readonly api: CoordinationV1Api;
   private readonly name: string;
   private readonly leaseDurationMs: number;
@@ -79,6 +86,7 @@ export class LeaderElector {
       throw new Error(`leader election: renewDeadline (${this.renewDeadlineMs} ms) must be shorter than leaseDuration (${this.leaseDurationMs} ms)`);
     }
     this.timers = opts.timers ?? realTimers;
+    this.writeGate = new WriteGate(this.timers);
   }
 
   get isLeader(): boolean {
@@ -122,10 +130,15 @@ export class LeaderElector {
   }
 
   private async attempt(): Promise<void> {
+    const sentAt = this.timers.now();
     try {
       const won = await this.withTimeout(this.tryAcquireOrRenew(), this.renewDeadlineMs);
       if (won) {
         this.lastRenewAt = this.timers.now();
+        // Others may take the Lease leaseDuration after they saw this renewal, at the earliest after it was
+        // sent: writes stop renewDeadline after it succeeded, and in any case half the spare time before that.
+        const spare = (this.leaseDurationMs - this.renewDeadlineMs) / 2;
+        if (this.running) this.writeGate.openUntil(Math.min(this.lastRenewAt + this.renewDeadlineMs, sentAt + this.leaseDurationMs - spare));
         this.armWatchdog();
         if (!this.leading && this.running) this.stepUp();
       } else if (this.leading) {
@@ -153,7 +166,7 @@ export class LeaderElector {
   /** Steps down renewDeadline after the last successful renewal, whatever the renew loop is doing. */
   private armWatchdog(): void {
     this.cancelWatchdog?.();
-    this.cancelWatchdog = this.timers.after(this.renewDeadlineMs, () => {
+    this.cancelWatchdog = this.timers.after(Math.max(0, this.lastRenewAt + this.renewDeadlineMs - this.timers.now()), () => {
       if (this.leading && this.timers.now() - this.lastRenewAt >= this.renewDeadlineMs) {
         this.stepDown(`no successful renewal of the Lease for ${this.renewDeadlineMs} ms`);
       }
@@ -174,6 +187,8 @@ export class LeaderElector {
 
   private stepDown(why: string): void {
     this.leading = false;
+    // First of all: no write from here on, and none still in flight.
+    this.writeGate.close(`${this.opts.identity} stopped leading: ${why}`);
     this.opts.logger?.info(`LeaderLost: ${this.opts.identity} stops leading: ${why}`, { reason: 'LeaderLost' });
     this.transitions = this.transitions.then(async () => {
       try {

@@ -1,0 +1,71 @@
+// One writer at a time (issue 11 item 11): the leader's API writes pass a gate that the leader elector
+// keeps open only until renewDeadline after the start of its last successful renewal, well before the
+// Lease can expire for anyone else (leaseDuration after they saw that renewal). Closing it (stepping
+// down, or the deadline passing while a renewal hangs) refuses every later write and aborts the writes
+// still in flight, so reconciles still running while the old leader stops cannot write after the new
+// leader took over. Reads pass: they change nothing. The gate sits in the KubeConfig's authentication
+// hook, which every API client made from it calls per request (gatedKubeConfig).
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Timers } from './runtime/timers.ts';
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export class WriteRefusedError extends Error {
+  constructor(why: string) {
+    super(`write refused: ${why}`);
+    this.name = 'WriteRefusedError';
+  }
+}
+
+export class WriteGate {
+  private until = 0;
+  private why = 'this replica does not lead';
+  private epoch = new AbortController();
+
+  constructor(private readonly timers: Pick<Timers, 'now'>) {}
+
+  /** Writes may start until `deadline` (this replica's clock); in-flight ones are aborted then. */
+  openUntil(deadline: number): void {
+    if (this.epoch.signal.aborted) this.epoch = new AbortController();
+    this.until = deadline;
+  }
+
+  /** Refuses writes from now on and aborts those in flight. */
+  close(why: string): void {
+    this.until = 0;
+    this.why = why;
+    this.epoch.abort(new WriteRefusedError(why));
+  }
+
+  get open(): boolean {
+    return this.timers.now() < this.until;
+  }
+
+  /** For one request: throws when a write may not start; else the signal that aborts it when the gate closes or its deadline passes. */
+  admit(method: string): AbortSignal | undefined {
+    if (READS.has(method.toUpperCase())) return undefined;
+    const left = this.until - this.timers.now();
+    if (left <= 0) throw new WriteRefusedError(this.until === 0 ? this.why : 'the leader Lease was not renewed in time');
+    return AbortSignal.any([this.epoch.signal, AbortSignal.timeout(left)]);
+  }
+}
+
+interface GatedContext {
+  getHttpMethod(): string;
+  setSignal(signal: AbortSignal): void;
+}
+
+/**
+ * The same KubeConfig, but every write its API clients send must pass `gate`. (Watches do not go through
+ * this hook; they only read.)
+ */
+export function gatedKubeConfig(kc: KubeConfig, gate: WriteGate): KubeConfig {
+  const gated = Object.create(kc) as KubeConfig;
+  gated.applySecurityAuthentication = async (context) => {
+    const ctx = context as unknown as GatedContext;
+    const signal = gate.admit(ctx.getHttpMethod());
+    if (signal) ctx.setSignal(signal);
+    await kc.applySecurityAuthentication(context);
+  };
+  return gated;
+}
