@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
@@ -158,6 +159,14 @@ describe('buildContextTar', () => {
     const early = buildContextTar([{ path: 'model.bin', mode: '100644', content: big }]);
     for await (const _chunk of early) break; // destroys the stream
     assert.equal(early.destroyed, true);
+  });
+
+  it('gives the same bytes when file contents stream in as when they are given, and fails on a size that does not match', async () => {
+    const bytes = (f: ContextFile) => f.content as Buffer;
+    const streamed = files.map((f): ContextFile => (f.mode === '120000' ? f : { ...f, content: { size: bytes(f).length, open: () => Readable.from([bytes(f)]) } }));
+    assert.deepEqual(await tarOf(streamed), await tarOf(files));
+    const short: ContextFile = { path: 'a.txt', mode: '100644', content: { size: 10, open: () => Readable.from([Buffer.from('abc')]) } };
+    await assert.rejects(buffer(buildContextTar([short])), /size|premature|end/i);
   });
 
   it('passes on an error from the file source', async () => {

@@ -17,8 +17,20 @@ export interface ContextFile {
   /** Posix path relative to the function's code root. */
   readonly path: string;
   readonly mode: FileMode;
-  /** File bytes; for a symlink (`120000`) the link target. */
-  readonly content: Buffer;
+  /** File bytes; for a symlink (`120000`) the link target (always bytes). */
+  readonly content: Buffer | StreamedContent;
+}
+
+/** File bytes read only when their entry is written, so a context holds one file's chunks at a time
+ * (an upload that inflates to hundreds of megabytes is packed from disk, not from memory). */
+export interface StreamedContent {
+  /** Exact byte count: the tar header is written before the bytes. */
+  readonly size: number;
+  open(): Readable;
+}
+
+function isStreamed(content: Buffer | StreamedContent): content is StreamedContent {
+  return !Buffer.isBuffer(content);
 }
 
 export interface ContextExtra {
@@ -45,7 +57,7 @@ const GZIP_OS_UNIX = 3;
 interface Entry {
   readonly path: string;
   readonly mode: FileMode | 'dir';
-  readonly content: Buffer;
+  readonly content: Buffer | StreamedContent;
 }
 
 /** Builds the gzip-compressed context; errors (bad paths, a failing source) arrive on the stream. */
@@ -91,7 +103,7 @@ async function collectEntries(
     code.push(f);
   }
   // The builder unpacks this tar: no entry may be written through a link or resolve out of the folder.
-  const links = linkLayoutProblems(code.map((f) => ({ path: f.path, mode: f.mode, target: f.mode === '120000' ? f.content.toString('utf8') : undefined })));
+  const links = linkLayoutProblems(code.map((f) => ({ path: f.path, mode: f.mode, target: f.mode === '120000' ? linkTarget(f) : undefined })));
   if (links.length > 0) throw new Error(`build context: ${links.map((p) => p.message).join('; ')}`);
   for (const x of extra) {
     const content = typeof x.content === 'string' ? Buffer.from(x.content) : x.content;
@@ -110,6 +122,11 @@ async function collectEntries(
   return [...byPath.values()].sort((a, b) => compareCodeUnits(tarName(a), tarName(b)));
 }
 
+function linkTarget(entry: Pick<Entry, 'path' | 'content'>): string {
+  if (isStreamed(entry.content)) throw new Error(`build context: the symlink "${entry.path}" must carry its target as bytes`);
+  return entry.content.toString('utf8');
+}
+
 function tarName(entry: Entry): string {
   return entry.mode === 'dir' ? `${entry.path}/` : entry.path;
 }
@@ -124,19 +141,25 @@ function checkPath(p: string, what: string): string {
 
 function writeEntry(pack: Pack, entry: Entry): Promise<void> {
   const common = { mtime: FIXED_MTIME, uid: 0, gid: 0, uname: '', gname: '' } satisfies Partial<Header>;
-  let header: Partial<Header> & { name: string };
-  let body: Buffer | undefined;
   switch (entry.mode) {
     case 'dir':
-      header = { ...common, name: tarName(entry), type: 'directory', mode: 0o755 };
-      break;
+      return packEntry(pack, { ...common, name: tarName(entry), type: 'directory', mode: 0o755 });
     case '120000':
-      header = { ...common, name: entry.path, type: 'symlink', mode: 0o777, linkname: entry.content.toString('utf8') };
-      break;
-    default:
-      header = { ...common, name: entry.path, type: 'file', mode: entry.mode === '100755' ? 0o755 : 0o644 };
-      body = entry.content;
+      return packEntry(pack, { ...common, name: entry.path, type: 'symlink', mode: 0o777, linkname: linkTarget(entry) });
+    default: {
+      const header = { ...common, name: entry.path, type: 'file', mode: entry.mode === '100755' ? 0o755 : 0o644 } as const;
+      const content = entry.content;
+      if (!isStreamed(content)) return packEntry(pack, header, content);
+      // tar-stream fails the entry when the bytes differ from the size (a file changed while packing).
+      return new Promise((resolve, reject) => {
+        const sink = pack.entry({ ...header, size: content.size }, (err) => (err ? reject(err) : resolve()));
+        pipeline(content.open(), sink).catch(reject);
+      });
+    }
   }
+}
+
+function packEntry(pack: Pack, header: Partial<Header> & { name: string }, body?: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = (err?: Error | null) => (err ? reject(err) : resolve());
     if (body) pack.entry(header, body, done);

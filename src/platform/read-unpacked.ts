@@ -1,7 +1,9 @@
-// Reads unpacked code (an upload on disk, see UnpackedCode) back as CodeFiles, one file at a time.
-import { constants } from 'node:fs';
+// Reads unpacked code (an upload on disk, see UnpackedCode) back one file at a time: as CodeFiles, or as
+// build-context entries that stream each file's bytes when the tar is written.
+import { constants, createReadStream, openSync } from 'node:fs';
 import { open, readlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { ContextFile } from '../build/context-tar.ts';
 import type { CodeFile, UnpackedCode } from './types.ts';
 
 /** The files of unpacked code, read one at a time from disk (never through a link). */
@@ -21,3 +23,16 @@ export async function* readUnpacked(code: Pick<UnpackedCode, 'root' | 'files'>):
   }
 }
 
+
+/** The files of unpacked code as build-context entries whose bytes stream from disk when the tar is
+ * written (never through a link), so packing holds one file's chunks at a time. */
+export async function* streamUnpacked(code: Pick<UnpackedCode, 'root' | 'files'>): AsyncGenerator<ContextFile> {
+  for (const f of code.files) {
+    const abs = path.join(code.root, ...f.path.split('/'));
+    if (f.mode === '120000') {
+      yield { path: f.path, mode: f.mode, content: Buffer.from(await readlink(abs), 'utf8') };
+      continue;
+    }
+    yield { path: f.path, mode: f.mode, content: { size: f.size, open: () => createReadStream('', { fd: openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW) }) } };
+  }
+}

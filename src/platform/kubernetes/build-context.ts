@@ -15,8 +15,9 @@ export interface ContextInput {
   readonly baseImage: string;
   /** Hash paths of the function's files (relative to its folder; "/"+repo path for included files). */
   readonly paths: readonly string[];
-  /** Reads the files' contents; called only when the context must be uploaded. */
-  readonly files: () => AsyncIterable<CodeFile> | Iterable<CodeFile>;
+  /** Reads the files' contents (bytes, or streamed from disk as the tar is written); called only when
+   * the context must be uploaded. */
+  readonly files: () => AsyncIterable<CodeFile | ContextFile> | Iterable<CodeFile | ContextFile>;
 }
 
 /** The Dockerfile decides the key, and the dependency files at the function's root decide the Dockerfile. */
@@ -28,7 +29,7 @@ export function contextDockerfile(input: Pick<ContextInput, 'runtime' | 'entrypo
 }
 
 /** Included files keep their repository path inside the code folder, as `sless dev` places them. */
-async function* asContextFiles(files: AsyncIterable<CodeFile> | Iterable<CodeFile>): AsyncGenerator<ContextFile> {
+async function* asContextFiles(files: AsyncIterable<CodeFile | ContextFile> | Iterable<CodeFile | ContextFile>): AsyncGenerator<ContextFile> {
   for await (const f of files) yield { path: f.path.replace(/^\/+/, ''), mode: f.mode, content: f.content };
 }
 

@@ -10,7 +10,7 @@ import { buildKey } from './objects/build-key.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import { hashFiles } from '../../source/code-hash.ts';
 import { readContextCode } from './read-context.ts';
-import { readUnpacked } from '../read-unpacked.ts';
+import { streamUnpacked } from '../read-unpacked.ts';
 import { CRD_DEFAULTS } from './records.ts';
 
 /** The Function spec fields that point to its code. */
@@ -51,7 +51,7 @@ export class FunctionCode {
         buildKey: buildKey({ codeHash, runtime, baseImage }),
         baseImage,
         paths,
-        files: () => (unpacked ? readUnpacked(unpacked) : (code as readonly CodeFile[])),
+        files: () => (unpacked ? streamUnpacked(unpacked) : (code as readonly CodeFile[])),
       });
       return { codeHash, s3Bucket: this.settings.bucket, s3Key: key };
     } catch (err) {
