@@ -155,6 +155,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     registry,
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
     limits: { proxyBodyBytes: config.maxBodyBytes },
+    rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
     platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
     console: { exclude: config.consoleExclude },
     logger: { level: config.logLevel, stream: io.stdout },

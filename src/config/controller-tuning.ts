@@ -24,7 +24,22 @@ const positive = z.coerce.number().int().min(1);
 /** Kubernetes quantities as a container's resources take them (`500m`, `2`, `1Gi`). */
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity like 500m, 2, 512Mi or 2Gi').optional();
 
+/** Requests per minute per key (src/http/rate-limits.ts): /v1 per token subject, /hooks per repository. */
+export const DEFAULT_RATE_LIMITS = { v1PerMinute: 600, hooksPerMinute: 120 } as const;
+
 export const controllerTuningSpecs = {
+  rateLimitV1: {
+    env: 'SLESS_RATE_LIMIT_V1',
+    schema: positive,
+    default: DEFAULT_RATE_LIMITS.v1PerMinute,
+    describe: '/v1 requests per minute per token subject (429 with Retry-After beyond)',
+  },
+  rateLimitHooks: {
+    env: 'SLESS_RATE_LIMIT_HOOKS',
+    schema: positive,
+    default: DEFAULT_RATE_LIMITS.hooksPerMinute,
+    describe: '/hooks deliveries per minute per repository (429 with Retry-After beyond)',
+  },
   gitAllowedHosts: {
     env: 'SLESS_GIT_ALLOWED_HOSTS',
     schema: list,

@@ -15,6 +15,7 @@ import { apiPlugin } from './api-plugin.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { healthPlugin } from './health-plugin.ts';
 import { hooksPlugin } from './hooks-plugin.ts';
+import { hooksKey, limitRequests, v1Key, type RateLimits } from './rate-limits.ts';
 import { createNamespaceAccess } from './namespace-access.ts';
 import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
@@ -57,6 +58,8 @@ export interface AppDeps {
   readonly trustProxy?: boolean;
   /** Upstream connection pool for /fn; default a keep-alive Agent the app closes on close(). */
   readonly dispatcher?: Dispatcher;
+  /** Requests per minute on /v1 (per token subject) and /hooks (per repository); none when absent (`sless dev`). */
+  readonly rateLimits?: RateLimits;
   /** Namespaces no token may act in besides kube-system, kube-public, kube-node-lease (the controller's and the builds'); none for `sless dev`. */
   readonly platformNamespaces?: PlatformNamespaces;
   /** The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE). */
@@ -162,7 +165,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     void proxyRequest(req, res, proxyContext);
   };
-  await app.register(hooksPlugin, { platform: deps.platform, metrics, maxBodyBytes: limits.webhookBodyBytes });
+  // Each rate limiter (rate-limits.ts) in a scope of its own, so it counts only its plugin's routes.
+  const rates = deps.rateLimits;
+  await app.register(async (scope) => {
+    if (rates) await limitRequests(scope, { max: rates.hooksPerMinute, key: hooksKey, what: 'webhook deliveries', hook: 'onRequest' });
+    await scope.register(hooksPlugin, { platform: deps.platform, metrics, maxBodyBytes: limits.webhookBodyBytes });
+  });
   // One token verifier for /v1 and the console: the same rule, and a JWKS fetched once.
   // A refused token is logged with its reason (never the token) and counted in /metrics.
   const authLog = app.log.child({ plugin: 'auth' });
@@ -173,14 +181,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       authLog.warn({ reason: err.reason }, `token refused: ${err.message}`);
     },
   });
-  await app.register(apiPlugin, {
-    prefix: '/v1',
-    platform: deps.platform,
-    invocationLog: deps.invocationLog,
-    buildLog: deps.buildLog,
-    access,
-    zipLimits: limits.zip,
-    uploadCaps: limits.uploads,
+  await app.register(async (scope) => {
+    // preHandler: after the api plugin's onRequest hook has verified the token, so the key is its subject.
+    if (rates) await limitRequests(scope, { max: rates.v1PerMinute, key: v1Key, what: '/v1 requests', hook: 'preHandler' });
+    await scope.register(apiPlugin, {
+      prefix: '/v1',
+      platform: deps.platform,
+      invocationLog: deps.invocationLog,
+      buildLog: deps.buildLog,
+      access,
+      zipLimits: limits.zip,
+      uploadCaps: limits.uploads,
+    });
   });
   await app.register(consolePlugin, {
     prefix: '/funcs',

@@ -11,6 +11,8 @@ export const ERROR_CATALOG = {
   invalid_zip: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** A per-namespace cap (SLESS_MAX_FUNCTIONS_PER_NAMESPACE): not a matter of time, so not 429. */
+  quota_exceeded: 403,
   not_found: 404,
   route_not_found: 404,
   function_not_found: 404,
@@ -60,6 +62,7 @@ const PLATFORM_CODES: Record<PlatformErrorCode, ErrorCode> = {
   managed_by_git: 'managed_by_git',
   invalid: 'invalid',
   unavailable: 'unavailable',
+  quota_exceeded: 'quota_exceeded',
 };
 
 /** Maps anything thrown inside a route to the status and body a client sees (pure). */

@@ -163,6 +163,7 @@ export const PLATFORM_ERROR_CODES = [
   'managed_by_git',
   'invalid',
   'unavailable',
+  'quota_exceeded',
 ] as const;
 export type PlatformErrorCode = (typeof PLATFORM_ERROR_CODES)[number];
 

@@ -38,7 +38,7 @@ import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
 import { TenantAccess, TenantRefusal, type TenantSettings } from './tenant-access.ts';
-import type { ControllerSettings } from './settings.ts';
+import { DEFAULT_FUNCTIONS_PER_NAMESPACE, type ControllerSettings } from './settings.ts';
 import { API_LABELS, SlessObjects } from './sless-objects.ts';
 
 export { credentialsSecretName } from './kube-repositories.ts';
@@ -47,7 +47,7 @@ export interface KubernetesPlatformOptions {
   readonly kubeConfig: KubeConfig;
   /** Where build contexts live (the same store the controller's builds read). */
   readonly store: ArtifactStore;
-  readonly settings: Pick<ControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl'> & TenantSettings;
+  readonly settings: Pick<ControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl' | 'limits'> & TenantSettings;
   /** Endpoint cache TTLs (ms); tests shorten them. */
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
   /** How long webhook secrets are kept, and how soon a signature mismatch may read one again (ms); tests shorten them. */
@@ -184,6 +184,12 @@ export class KubernetesPlatform implements Platform {
   }
   async createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
     await this.admitEnv(namespace, input.envFromSecrets);
+    // The same cap a repository's sync honours (NamespaceQuotaExceeded there), git-made and /v1-made together.
+    const cap = this.opts.settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE;
+    const held = (await this.functions.list(namespace)).length;
+    if (held >= cap) {
+      throw new PlatformError('quota_exceeded', `namespace ${namespace} holds ${held} functions, the most allowed (SLESS_MAX_FUNCTIONS_PER_NAMESPACE=${cap}); delete one first`);
+    }
     return this.functions.create(namespace, input);
   }
   async updateFunction(namespace: string, name: string, input: FunctionInput): Promise<FunctionRecord> {
