@@ -6,6 +6,7 @@
 // well as inside the fastify route (proxy-plugin.ts, used by app.inject).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TLSSocket } from 'node:tls';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -148,8 +149,8 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   }
 
   const timeoutMs = endpoint.timeoutSec * 1000;
-  try {
-    await new Promise<void>((resolve, reject) => {
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
       let started = false;
       const resume = () => controller?.resume();
       ctx.dispatcher.dispatch(
@@ -193,9 +194,31 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
         },
       );
     });
-  } catch (err) {
-    throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
+  // A refused connection sent nothing, so a bodiless call may try again for a moment: a pod that just
+  // became Ready can be unroutable until kube-proxy programs its Service (seen on the real node), and
+  // a restarted dev process binds its port a moment late. A call with a body is never replayed.
+  let delayMs = CONNECT_RETRY_FIRST_MS;
+  const giveUpAt = performance.now() + CONNECT_RETRY_WINDOW_MS;
+  for (;;) {
+    try {
+      return await once();
+    } catch (err) {
+      const again = body === null && status === 0 && !res.destroyed && isConnectRefusal(err) && performance.now() + delayMs < giveUpAt;
+      if (!again) throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
+      await sleep(delayMs);
+      delayMs *= 2;
+    }
   }
+}
+
+/** How long a bodiless call rides out refused connections, and its first pause (doubling). */
+const CONNECT_RETRY_WINDOW_MS = 2_000;
+const CONNECT_RETRY_FIRST_MS = 50;
+const REFUSALS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function isConnectRefusal(err: unknown): boolean {
+  const chain = [err, (err as { cause?: unknown } | undefined)?.cause];
+  return chain.some((e) => REFUSALS.has((e as { code?: string } | undefined)?.code ?? ''));
 }
 
 function clientOf(req: IncomingMessage, trustProxy: boolean): { clientIp: string | undefined; proto: string } {

@@ -1,7 +1,7 @@
 // /fn against real upstream node:http servers: streaming, headers, errors, aborts, logging.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
@@ -142,6 +142,25 @@ describe('the /fn proxy', async () => {
     assert.equal(res.status, 502);
     assert.equal(JSON.parse(res.body).code, 'upstream_unreachable');
     assert.match(JSON.parse(res.body).error, /ECONNREFUSED/);
+  });
+
+  it('rides out a refused connection for a moment: a pod just Ready whose Service route is not there yet still answers a bodiless call', async () => {
+    // kube-proxy programs a new Service a moment after the Deployment reports available; nothing was
+    // sent on a refused connection, so trying again cannot run the call twice.
+    const late = await upstream((_req, res) => res.end('late but here'));
+    const port = new URL(late.url).port;
+    await late.close();
+    platform.serve('dev', 'late', late.url);
+    const reopened = createServer((_req, res) => res.end('late but here'));
+    const opening = sleep(400).then(() => new Promise<void>((r) => reopened.listen(Number(port), '127.0.0.1', () => r())));
+    try {
+      const res = await raw(`${base}/fn/dev/late`);
+      assert.equal(res.status, 200, res.body);
+      assert.equal(res.body, 'late but here');
+    } finally {
+      await opening;
+      await new Promise((r) => reopened.close(r));
+    }
   });
 
   it('refuses bodies over the limit with 413, by Content-Length and while streaming', async () => {
