@@ -15,3 +15,9 @@ if command -v service >/dev/null 2>&1; then
   service containerd stop >/dev/null 2>&1 || true
 fi
 bash test/cluster/node/build.sh
+# The python function of test/e2e-node installs its requirements.txt from a local wheel folder the
+# test serves on the node's bridge address (pods have no CA for this machine's HTTPS proxy).
+WHEELS="${SLESS_TEST_CACHE:-$HOME/.cache/sless-test}/wheels"
+mkdir -p "$WHEELS"
+[ -s "$WHEELS/humanize-4.9.0-py3-none-any.whl" ] ||
+  python3 -m pip download --no-deps --only-binary=:all: --python-version 3.11 --implementation py --platform any humanize==4.9.0 -d "$WHEELS"

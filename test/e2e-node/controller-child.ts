@@ -1,6 +1,6 @@
 // A real `sless controller` (startControllerServer: HTTP /fn, /v1, /hooks + leader election +
 // reconcilers) in its own process on the host, configured by SLESS_* variables as in a pod, scoped
-// to one test's namespace (SLESS_TEST_WATCH_NAMESPACE; its Lease lives there too) so test files
+// to one test's namespace (SLESS_TEST_WATCH_NAMESPACE; its Lease lives in the kit's build namespace) so test files
 // can run side by side on the one node. Prints `ready <url>` once it serves; SIGTERM stops it as
 // the CLI does. Killing it with SIGKILL plays a crashed controller pod.
 import './cluster-dns.ts';

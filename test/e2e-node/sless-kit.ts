@@ -111,7 +111,9 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
     SLESS_GIT_ALLOWED_HOSTS: hostAddress,
     SLESS_CACHE_DIR: cacheDir,
     SLESS_TEST_WATCH_NAMESPACE: ns,
-    POD_NAMESPACE: ns,
+    // The controller's own namespace is reserved (no functions there): its Lease lives in the kit's build
+    // namespace, one per kit, so controllers of tests running side by side never share a Lease.
+    POD_NAMESPACE: buildNs,
     ...options.env,
   };
   const get = async <T>(plural: string, name: string): Promise<T | undefined> => {

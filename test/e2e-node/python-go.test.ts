@@ -1,0 +1,94 @@
+// A Python function with a requirements.txt and a Go function on the real node. The Python
+// dependency comes from a local wheel index the test serves on the node's host address (pods have
+// no CA for this machine's HTTPS proxy); a code-only change builds again and takes the dependency
+// layer from kaniko's cache: pip does not run a second time.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { requireNode, startWheelIndex } from './node-kit.ts';
+import { podLogs, setupNodeKit, type NodeKit } from './sless-kit.ts';
+
+const pyHandler = (version: string): string =>
+  `import humanize\n\n\ndef handle(event, context):\n    return {"size": humanize.naturalsize(1000000), "version": "${version}"}\n`;
+
+const goHandler = `package hello
+
+import (
+	"context"
+	"runtime"
+)
+
+type Event struct{}
+
+func Handle(ctx context.Context, event Event) (map[string]string, error) {
+	return map[string]string{"lang": "go", "go": runtime.Version()}, nil
+}
+`;
+
+describe('Python and Go functions on the real node', { timeout: 900_000 }, () => {
+  let kit: NodeKit;
+  let wheels: { url: string; stop(): Promise<void> };
+  const buildLogs = async (fn: string): Promise<string[]> => {
+    const jobs = (await kit.buildJobs(fn)).sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
+    return Promise.all(jobs.map((j) => podLogs(kit.kc, kit.buildNs, `job-name=${j.metadata!.name}`, 100_000)));
+  };
+
+  before(async () => {
+    const { hostAddress } = requireNode();
+    kit = await setupNodeKit('e2e-node-py');
+    wheels = await startWheelIndex();
+    await kit.startController();
+    await kit.push(
+      {
+        'functions/pyhello/function.yaml': 'runtime: python3.11\nentrypoint: handler.handle\n',
+        'functions/pyhello/requirements.txt': `--no-index\n--find-links ${wheels.url}\n--trusted-host ${hostAddress}\nhumanize==4.9.0\n`,
+        'functions/pyhello/handler.py': pyHandler('v1'),
+        'functions/gohello/function.yaml': 'runtime: go1.23\n',
+        'functions/gohello/go.mod': 'module example.com/hello\n\ngo 1.23\n',
+        'functions/gohello/handler.go': goHandler,
+      },
+      'py + go',
+    );
+    await kit.createRepository('fns');
+  });
+  after(async () => {
+    await kit?.dispose();
+    await wheels?.stop();
+  });
+
+  it('installs requirements.txt into the image and serves the Python function', async () => {
+    await kit.waitFunction('pyhello', (f) => f.status?.phase === 'Ready');
+    const res = await kit.callFn('pyhello');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { size: '1.0 MB', version: 'v1' });
+    const [first] = await buildLogs('pyhello');
+    assert.match(first ?? '', /Successfully installed humanize-4\.9\.0/, 'pip installed the dependency in the first build');
+  });
+
+  it('compiles and serves the Go function', async () => {
+    await kit.waitFunction('gohello', (f) => f.status?.phase === 'Ready');
+    const res = await kit.callFn('gohello');
+    assert.equal(res.status, 200, await res.clone().text());
+    const body = (await res.json()) as { lang: string; go: string };
+    assert.equal(body.lang, 'go');
+    assert.match(body.go, /^go1\.23/);
+  });
+
+  it('takes the dependency layer from the cache on a code-only change', async () => {
+    await kit.push({ 'functions/pyhello/handler.py': pyHandler('v2') }, 'py v2');
+    assert.equal((await kit.webhook('fns')).status, 202);
+    let body: unknown;
+    for (let i = 0; i < 600; i++) {
+      const res = await kit.callFn('pyhello');
+      body = await res.json().catch(() => undefined);
+      if ((body as { version?: string } | undefined)?.version === 'v2') break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.deepEqual(body, { size: '1.0 MB', version: 'v2' });
+    const logs = await buildLogs('pyhello');
+    assert.equal(logs.length, 2, 'a second build for the code change');
+    assert.doesNotMatch(logs[1]!, /Successfully installed humanize|Collecting humanize/, `pip did not run again; second build's log:\n${logs[1]!.slice(-6000)}`);
+    // The Dockerfile's exec form: RUN ["python","-m","pip","install",...].
+    assert.match(logs[1]!, /Using caching version of cmd: RUN .*pip\W{1,3}install/, 'the install layer came from the cache');
+    assert.match(logs[1]!, /Found cached layer, extracting to filesystem/);
+  });
+});
