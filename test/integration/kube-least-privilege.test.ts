@@ -91,6 +91,15 @@ describe('deploy/rbac.yaml: the controller holds only what it needs', () => {
     for (const o of objects.filter((x) => RBAC_KINDS.includes(x.kind ?? ''))) {
       await api.patch(o, undefined, undefined, 'sless-rbac-test', true, PatchStrategy.ServerSideApply);
     }
+    // The API server enforces a new ValidatingAdmissionPolicy only once its informer has loaded it: wait
+    // (a dry run is admitted like a real request), or the refusals below would be real bindings.
+    await eventually(
+      async () => {
+        const probe = await statusOf(() => ctlRbac.createNamespacedRoleBinding({ namespace: 'sless-system', body: binding('sless-system', TENANT_ROLE), dryRun: 'All' }));
+        assert.equal(probe, 403, 'the admission policy refuses bindings in sless-system');
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
     for (const prefix of ['lp-tenant', 'lp-other']) namespaces.push(await freshNamespace(admin, prefix));
     [tenant, other] = namespaces.map((n) => n.name) as [string, string];
     // A platform Secret and an application Secret in the tenant namespace, as an operator would make them.

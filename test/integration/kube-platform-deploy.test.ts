@@ -269,6 +269,7 @@ describe('deploy/', () => {
       { verb: 'list', resource: 'cronjobs.batch', namespace: '' },
       { verb: 'create', resource: 'jobs.batch', namespace: 'sless-builds' },
       { verb: 'get', resource: 'pods/log', namespace: 'sless-builds' },
+      { verb: 'get', resource: 'secrets', name: 'sless-build-s3', namespace: 'sless-builds' },
       { verb: 'delete', resource: 'secrets', name: 'sless-build-s3', namespace: 'sless-builds' },
       { verb: 'create', resource: 'events' },
       { verb: 'create', resource: 'namespaces', namespace: '' },
