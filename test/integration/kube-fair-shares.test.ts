@@ -16,7 +16,7 @@ import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import { hs256Token, SECRET } from '../helpers/http-test-kit.ts';
 import { eventually, markJobSucceeded } from '../helpers/kube.ts';
-import { conditionOf, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { apps, conditionOf, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
 import { platformSettings, setupPlatformKit, testS3Store, type PlatformKit } from './kube-platform-kit.ts';
 
 const WEBHOOK_SECRET = 'fair-shares-webhook-secret';
@@ -123,6 +123,14 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     );
     const digest = `sha256:${round.toString(16).padStart(64, 'c')}`;
     await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: digest });
+    // Play the rollout of the new image, not the finished one of the old: wait until the Deployment has it.
+    await eventually(
+      async () => {
+        const d = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'victim' });
+        assert.ok(d.spec?.template.spec?.containers[0]?.image?.endsWith(digest), 'the Deployment runs the new image');
+      },
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
     await kit.serve('victim');
     await eventually(
       async () => {
