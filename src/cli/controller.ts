@@ -197,7 +197,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
         store,
         // Only the leader records builds: with several replicas /builds is complete only when they share PostgreSQL.
         buildLog,
-        ...(options.controller?.watchNamespace ? { watchNamespace: options.controller.watchNamespace } : {}),
+        ...(options.controller?.watchNamespace || config.watchNamespace ? { watchNamespace: options.controller?.watchNamespace ?? config.watchNamespace } : {}),
         ...(options.controller?.backoff ? { backoff: options.controller.backoff } : {}),
         ...(options.controller?.timers ? { timers: options.controller.timers } : {}),
       });

@@ -51,6 +51,12 @@ describe('settings', () => {
     assert.ok(Object.isFrozen(c));
   });
 
+  it('reconciles every namespace unless SLESS_WATCH_NAMESPACE names one', () => {
+    assert.equal(loadControllerConfig([], controllerEnv).watchNamespace, undefined);
+    assert.equal(loadControllerConfig([], { ...controllerEnv, SLESS_WATCH_NAMESPACE: 'team-a' }).watchNamespace, 'team-a');
+    assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_WATCH_NAMESPACE: 'Team_A' }), /SLESS_WATCH_NAMESPACE/);
+  });
+
   it('reads SLESS_CONSOLE_EXCLUDE as comma-separated names or globs, none by default', () => {
     assert.deepEqual(loadDevConfig([], {}).consoleExclude, []);
     assert.deepEqual(loadDevConfig([], { SLESS_CONSOLE_EXCLUDE: 'healthcheck, internal-*,' }).consoleExclude, ['healthcheck', 'internal-*']);

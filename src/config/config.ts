@@ -103,6 +103,11 @@ const controllerSpecs = {
     describe: "the controller's ServiceAccount (in POD_NAMESPACE), bound to ClusterRole sless-tenant in each tenant namespace",
   },
   podName: { env: 'POD_NAME', schema: optionalString, describe: 'identity in leader election' },
+  watchNamespace: {
+    env: 'SLESS_WATCH_NAMESPACE',
+    schema: dnsLabel.optional(),
+    describe: 'reconcile only this namespace (default: every namespace; /fn and /v1 still serve all)',
+  },
   publicUrl: { env: 'SLESS_PUBLIC_URL', schema: z.url().optional(), describe: 'public base URL of this server, for status.url (e.g. https://fn.example.com)' },
   cacheDir: { env: 'SLESS_CACHE_DIR', schema: z.string().min(1), default: path.join(os.tmpdir(), 'sless-cache'), describe: 'git cache of repository syncs' },
   ...controllerTuningSpecs,
