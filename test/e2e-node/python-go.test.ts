@@ -56,12 +56,14 @@ describe('Python and Go functions on the real node', { timeout: 900_000 }, () =>
   });
 
   it('installs requirements.txt into the image and serves the Python function', async () => {
-    await kit.waitFunction('pyhello', (f) => f.status?.phase === 'Ready');
+    const fn = await kit.waitFunction('pyhello', (f) => f.status?.phase === 'Ready');
     const res = await kit.callFn('pyhello');
-    assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { size: '1.0 MB', version: 'v1' });
-    const [first] = await buildLogs('pyhello');
-    assert.match(first ?? '', /Successfully installed humanize-4\.9\.0/, 'pip installed the dependency in the first build');
+    const text = await res.text();
+    const logs = await buildLogs('pyhello');
+    const why = `Function status: ${JSON.stringify(fn.status)}\n${logs.length} build Job(s); the first one's log tail:\n${(logs[0] ?? '').slice(-4000)}`;
+    assert.equal(res.status, 200, `/fn answered ${res.status} ${text}\n${why}`);
+    assert.deepEqual(JSON.parse(text), { size: '1.0 MB', version: 'v1' }, why);
+    assert.match(logs[0] ?? '', /Successfully installed humanize-4\.9\.0/, `pip installed the dependency in the first build\n${why}`);
   });
 
   it('compiles and serves the Go function', async () => {

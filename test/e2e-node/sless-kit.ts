@@ -27,6 +27,7 @@ const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
 const WEBHOOK_SECRET = 'e2e-node-webhook-secret';
 const child = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
+const START_TIMEOUT_MS = 180_000;
 
 export interface ControllerProcess {
   readonly name: string;
@@ -146,8 +147,13 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
       });
       proc.stderr!.on('data', (b: Buffer) => (out += b.toString()));
       const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      // Loading the controller's modules through tsx alone took 25 s at load average 19 here.
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`controller ${name} did not start in 60 s:\n${out.slice(-3000)}`)), 60_000);
+        const timer = setTimeout(() => {
+          // Never left behind: it would keep leading (and this test file's process alive).
+          proc.kill('SIGKILL');
+          reject(new Error(`controller ${name} did not start in ${START_TIMEOUT_MS / 1000} s:\n${out.slice(-3000)}`));
+        }, START_TIMEOUT_MS);
         proc.stdout!.on('data', () => {
           const m = /^ready (\S+)$/m.exec(out);
           if (m) {
