@@ -1,6 +1,7 @@
 // Pieces of the controller benchmark: a counting proxy in front of the API server, /proc readings of the
 // controller process, the controller process itself and the harness that plays kaniko.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -118,7 +119,8 @@ export interface ControllerProcess {
   metric(name: string): Promise<number | undefined>;
 }
 
-export async function startControllerProcess(opts: { bin: string; cwd: string; kubeconfig: string; env: NodeJS.ProcessEnv }): Promise<ControllerProcess> {
+/** `logFile`: every line the controller prints is appended there too (the in-memory tail keeps only the last 200 chunks). */
+export async function startControllerProcess(opts: { bin: string; cwd: string; kubeconfig: string; env: NodeJS.ProcessEnv; logFile?: string }): Promise<ControllerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [opts.bin, 'controller', '--port', String(port), '--kubeconfig', opts.kubeconfig], {
     cwd: opts.cwd,
@@ -126,13 +128,16 @@ export async function startControllerProcess(opts: { bin: string; cwd: string; k
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log: string[] = [];
+  const file = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
   const keep = (b: Buffer) => {
+    file?.write(b);
     log.push(b.toString());
     if (log.length > 200) log.shift();
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => file?.end());
   return {
     child,
     pid: child.pid!,

@@ -1,6 +1,6 @@
 // Controller benchmark (not part of npm test):
 //   node --import tsx test/bench/controller.bench.ts [--functions 1000] [--repositories 1]
-//        [--sless-bin dist-bin/sless.js] [--soak-seconds 0] [--push-every 10] [--cpu-prof DIR]
+//        [--sless-bin dist-bin/sless.js] [--soak-seconds 0] [--push-every 10] [--cpu-prof DIR] [--controller-log FILE]
 // R FunctionRepositories with N/R function folders each on a real git server, reconciled by a real
 // `sless controller` process (one replica) against a real kube-apiserver and SeaweedFS. Nothing runs
 // containers here, so a harness plays kaniko: every build Job gets a pod that "printed" an image
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     'push-every': { type: 'string', default: '10' },
     // A folder for V8 CPU profiles of the controller (--cpu-prof; written when each controller process exits).
     'cpu-prof': { type: 'string' },
+    // A file that receives everything the controller prints (at SLESS_LOG_LEVEL, warn unless set).
+    'controller-log': { type: 'string' },
   },
 });
 const N = Number(values.functions);
@@ -168,7 +170,7 @@ runBench(async (life) => {
     // The defaults (500 per repository, 1,000 per namespace) are below what the benchmark asks for.
     SLESS_MAX_FUNCTIONS_PER_REPOSITORY: String(Math.max(500, PER_REPO)),
     SLESS_MAX_FUNCTIONS_PER_NAMESPACE: String(Math.max(1000, N * 2)),
-    SLESS_LOG_LEVEL: 'warn',
+    SLESS_LOG_LEVEL: process.env.SLESS_LOG_LEVEL ?? 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',
     ...(values['cpu-prof'] ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(values['cpu-prof'])}`.trim() } : {}),
@@ -177,7 +179,7 @@ runBench(async (life) => {
   life.onStop(() => controller?.stop());
   const startController = async (): Promise<ControllerProcess> => {
     const watchesBefore = [...proxy.counts.entries()].filter(([k]) => k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0);
-    const c = await startControllerProcess({ bin: values['sless-bin'] ?? path.join(root, 'bin/sless.js'), cwd: root, kubeconfig: kubeconfigPath, env: controllerEnv });
+    const c = await startControllerProcess({ bin: values['sless-bin'] ?? path.join(root, 'bin/sless.js'), cwd: root, kubeconfig: kubeconfigPath, env: controllerEnv, ...(values['controller-log'] ? { logFile: path.resolve(values['controller-log']) } : {}) });
     controller = c;
     // Wait until it leads and its informers watch (tsx compiles the sources first when there is no dist/).
     for (const t = Date.now(); [...proxy.counts.entries()].filter(([k]) => k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0) - watchesBefore < 5; ) {

@@ -21,19 +21,30 @@ export class WriteGate {
   private until = 0;
   private why = 'this replica does not lead';
   private epoch = new AbortController();
+  private cancelExpiry?: () => void;
 
-  constructor(private readonly timers: Pick<Timers, 'now'>) {}
+  /**
+   * `timers.after` arms the deadline: writes in flight are aborted when it passes without a renewal.
+   * (A per-request timeout fixed at admission would also abort writes whose Lease was renewed meanwhile:
+   * under load, when a write takes longer than what was left of the window, every such write failed.)
+   */
+  constructor(private readonly timers: Pick<Timers, 'now' | 'after'>) {}
 
-  /** Writes may start until `deadline` (this replica's clock); in-flight ones are aborted then. */
+  /** Writes may start until `deadline` (this replica's clock); in-flight ones are aborted then unless it is moved on. */
   openUntil(deadline: number): void {
     if (this.epoch.signal.aborted) this.epoch = new AbortController();
     this.until = deadline;
+    this.cancelExpiry?.();
+    this.cancelExpiry = this.timers.after(Math.max(0, deadline - this.timers.now()), () => {
+      if (this.timers.now() >= this.until) this.epoch.abort(new WriteRefusedError('the leader Lease was not renewed in time'));
+    });
   }
 
   /** Refuses writes from now on and aborts those in flight. */
   close(why: string): void {
     this.until = 0;
     this.why = why;
+    this.cancelExpiry?.();
     this.epoch.abort(new WriteRefusedError(why));
   }
 
@@ -41,12 +52,12 @@ export class WriteGate {
     return this.timers.now() < this.until;
   }
 
-  /** For one request: throws when a write may not start; else the signal that aborts it when the gate closes or its deadline passes. */
+  /** For one request: throws when a write may not start; else the signal that aborts it when the gate closes or its deadline passes unrenewed. */
   admit(method: string): AbortSignal | undefined {
     if (READS.has(method.toUpperCase())) return undefined;
     const left = this.until - this.timers.now();
     if (left <= 0) throw new WriteRefusedError(this.until === 0 ? this.why : 'the leader Lease was not renewed in time');
-    return AbortSignal.any([this.epoch.signal, AbortSignal.timeout(left)]);
+    return this.epoch.signal;
   }
 }
 
