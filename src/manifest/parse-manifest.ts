@@ -6,6 +6,8 @@
 // - `env` values that YAML reads as numbers or booleans (`PORT_HINT: 8080`, `DEBUG: true`) are kept
 //   as the exact text written (`1.10` stays "1.10"), because every environment variable is a string
 //   anyway; an empty value (`KEY:`) or a list/mapping is an error.
+// A valid file in plain YAML (plain-yaml.ts: most are) is read by the fast reader; anything else, and
+// every file with a problem, goes through the full parser, which words the problems with file:line.
 import {
   isAlias,
   isMap,
@@ -28,6 +30,7 @@ import {
 } from './manifest-schema.ts';
 import { crossCheck } from './cross-check.ts';
 import { rememberNameLine } from './name-lines.ts';
+import { plainToJS, readPlainYaml } from './plain-yaml.ts';
 import type { FunctionManifest, ManifestProblem } from './types.ts';
 
 export const MAX_MANIFEST_BYTES = 64 * 1024;
@@ -59,6 +62,40 @@ export function parseManifest(text: string, opts: ParseManifestOptions): ParsedM
     const message = `file is ${bytes} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit for function.yaml; move data into the function's code`;
     return { problems: [problem(0, '', message)], name: dirName };
   }
+  return parsePlainManifest(text, opts) ?? parseYamlManifest(text, opts);
+}
+
+/**
+ * The fast path: the manifest of a valid file written in plain YAML, or undefined when the file is
+ * not plain or has any problem (parseYamlManifest then reads it and words the problems).
+ */
+export function parsePlainManifest(text: string, opts: ParseManifestOptions): ParsedManifest | undefined {
+  const root = readPlainYaml(text);
+  if (!root) return undefined;
+  const input = plainToJS(root) as Record<string, unknown>;
+  const env = root.entries.get('env')?.value;
+  if (env?.kind === 'map' && typeof input['env'] === 'object') {
+    const values = input['env'] as Record<string, unknown>;
+    for (const [key, { value }] of env.entries) {
+      if (value.kind === 'scalar' && (typeof value.value === 'number' || typeof value.value === 'boolean')) values[key] = value.source;
+    }
+  }
+  const result = manifestSchema.safeParse(input, { error: userMessage });
+  if (!result.success || crossCheck(input).length > 0) return undefined;
+  if (!root.entries.has('name') && checkFunctionName(opts.dirName) !== undefined) return undefined;
+  const raw = result.data;
+  const name = raw.name ?? opts.dirName;
+  const manifest = toManifest(raw, name);
+  const nameLine = raw.name === undefined ? undefined : root.entries.get('name')?.line;
+  if (nameLine !== undefined) rememberNameLine(manifest, nameLine);
+  return { manifest, problems: [], name };
+}
+
+/** The full YAML parser: any file, every problem with its line (the reference the fast path agrees with). */
+export function parseYamlManifest(text: string, opts: ParseManifestOptions): ParsedManifest {
+  const { file, dirName } = opts;
+  const problem = (line: number, key: string, message: string, column?: number): ManifestProblem =>
+    column === undefined ? { file, line, key, message } : { file, line, column, key, message };
 
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
