@@ -91,6 +91,9 @@ export function startProcess(
   args: string[],
   options: { env?: NodeJS.ProcessEnv } = {},
 ): StartedProcess {
+  if (![binary, ...args].join('\0').includes(name)) {
+    throw new Error(`process name ${name} does not occur in its command line (${binary}): stopProcesses finds processes by it, so this one would never be stopped`);
+  }
   const logPath = path.join(logDir, `${name}.log`);
   const fd = openSync(logPath, 'w');
   // detached: a process group of its own, so stop() reaches any child it might fork, and the

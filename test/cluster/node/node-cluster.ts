@@ -189,7 +189,7 @@ export async function startNodeCluster(options: NodeClusterOptions): Promise<Nod
     await writeFile(htpasswdPath, `${AUTH_REGISTRY_USER.htpasswd}\n`);
     const authRegistryYaml = path.join(dir, 'registry-auth.yaml');
     await writeFile(authRegistryYaml, registryConfig(paths, authRegistryPort!, { rootDirectory: `${paths.registryDir}-auth`, htpasswdPath }));
-    await track(startProcess('docker-registry-auth', '/usr/bin/docker-registry', logDir, ['serve', authRegistryYaml]));
+    await track(startProcess('registry-auth', '/usr/bin/docker-registry', logDir, ['serve', authRegistryYaml]));
     for (const r of [registry, authRegistry]) {
       await mkdir(path.join(dir, 'containerd-certs.d', r), { recursive: true });
       await writeFile(path.join(dir, 'containerd-certs.d', r, 'hosts.toml'), registryHostsToml(r));
