@@ -1,11 +1,13 @@
 // Applies every CustomResourceDefinition in crds/ and waits until the apiserver serves them
-// (condition Established=True), so that the first test can create objects right away.
+// (condition Established=True, then a LIST from its watch cache succeeds), so that the first test
+// can create and list objects right away.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   ApiException,
   ApiextensionsV1Api,
+  CustomObjectsApi,
   loadAllYaml,
   type KubeConfig,
   type V1CustomResourceDefinition,
@@ -28,9 +30,16 @@ export async function readCrds(dir = CRD_DIR): Promise<V1CustomResourceDefinitio
     .filter((o): o is V1CustomResourceDefinition => o.kind === 'CustomResourceDefinition');
 }
 
-export async function installCrds(kc: KubeConfig, timeoutMs = 30_000): Promise<string[]> {
+export interface InstallCrdsOptions {
+  /** The CRDs to install (default: crds/). */
+  crds?: V1CustomResourceDefinition[];
+  timeoutMs?: number;
+}
+
+export async function installCrds(kc: KubeConfig, options: InstallCrdsOptions = {}): Promise<string[]> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const api = kc.makeApiClient(ApiextensionsV1Api);
-  const crds = await readCrds();
+  const crds = options.crds ?? (await readCrds());
   for (const crd of crds) {
     const name = crd.metadata?.name ?? '';
     try {
@@ -56,11 +65,41 @@ export async function installCrds(kc: KubeConfig, timeoutMs = 30_000): Promise<s
       if (Date.now() > deadline) {
         throw new Error(`CRD ${name} is not Established after ${timeoutMs} ms: ${JSON.stringify(current.status?.conditions)}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
+  await waitUntilListed(kc, crds, deadline, timeoutMs);
   return crds.map((c) => c.metadata?.name ?? '');
 }
+
+/** Established is not yet served: the API server builds a CRD's storage at the first request after
+ * it and answers 429 "storage is (re)initializing" until its watch cache is filled (a test file run
+ * right after the service started got that). A LIST with resourceVersion=0 is served from that cache
+ * only, so once it succeeds for every served version, lists and watches of the kind are served. */
+async function waitUntilListed(kc: KubeConfig, crds: V1CustomResourceDefinition[], deadline: number, timeoutMs: number): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const crd of crds) {
+    const { group, names } = crd.spec;
+    for (const version of crd.spec.versions.filter((v) => v.served)) {
+      for (;;) {
+        try {
+          await custom.listClusterCustomObject({ group, version: version.name, plural: names.plural, resourceVersion: '0', limit: 1 });
+          break;
+        } catch (error) {
+          if (!(error instanceof ApiException) || error.code !== 429) {
+            throw new Error(`listing ${names.plural}.${group}/${version.name} failed: ${describe(error)}`, { cause: error });
+          }
+          if (Date.now() > deadline) {
+            throw new Error(`${names.plural}.${group}/${version.name} is not served after ${timeoutMs} ms: ${describe(error)}`, { cause: error });
+          }
+          await sleep(100);
+        }
+      }
+    }
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function describe(error: unknown): string {
   if (error instanceof ApiException) {
