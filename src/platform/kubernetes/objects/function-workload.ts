@@ -11,6 +11,8 @@ export const SERVICE_PORT = 80;
 const DEFAULTS = { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 } as const;
 /** How long a terminating function pod keeps serving before SIGTERM (see functionDeployment). */
 const PRE_STOP_SLEEP_SECONDS = 5;
+/** A function process has 60 s to answer /health once (then the kubelet restarts it), probed every second. */
+export const STARTUP_PROBE = { periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 } as const;
 
 export interface WorkloadOptions {
   readonly imageRef: string;
@@ -95,8 +97,14 @@ export function functionDeployment(
   const container = podSpec.containers[0];
   if (container) {
     const probe = { httpGet: { path: '/health', port: 'http' } };
+    // Start-up is watched every second (and only until the first answer): the kubelet probes readiness
+    // at once when the container has started, so a new pod is Ready about a second after it listens.
+    // Without it the first readiness probe came before the runtime listened and the next one 5 s later,
+    // and every rollout waited for it (push-to-serve bench: rollout 8.3 s, ~5 s of it that period).
+    // Readiness and liveness keep their slower periods: they run for the pod's whole life.
+    container.startupProbe = { ...probe, ...STARTUP_PROBE };
     container.readinessProbe = { ...probe, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 };
-    container.livenessProbe = { ...probe, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6, initialDelaySeconds: 5 };
+    container.livenessProbe = { ...probe, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 };
     // A terminating pod leaves the Service's endpoints while kube-proxy on every node catches up; the
     // runtimes stop accepting at SIGTERM, so without this pause a rollout refuses the calls routed to
     // the old pod in that gap (ECONNREFUSED through /fn). The kubelet's own sleep: no binary needed.
