@@ -1,6 +1,6 @@
 // Push-to-serve benchmark on the real node (not part of any test run; root, `.ci/install.d/25-node.sh`
 // and the test images of test/images/build.sh):
-//   npx node --import tsx test/bench/push-to-serve.bench.ts [--runs 5] [--only node|python]
+//   npx node --import tsx test/bench/push-to-serve.bench.ts [--runs 5] [--only node|python] [--timeline]
 // A real `sless controller` (the e2e kit's host process), the real git server, SeaweedFS, kaniko
 // and the node. Each run changes a function's code, pushes, sends the signed webhook, and polls
 // /fn every 100 ms until the new code answers. Reported per case, median of the runs:
@@ -8,15 +8,20 @@
 //   upload   the build context's PUT to S3 (inside sync), timed by a proxy in front of SeaweedFS
 //   kaniko   BuildStarted → BuildSucceeded (Job, pod start, context fetch, kaniko, push by digest)
 //   rollout  BuildSucceeded → the first /fn answer from the new code (Deployment rollout, probes)
+// --timeline prints each run's moments (build pod, its steps, kaniko's phases, the new function pod).
 // Cases: (a) a Node.js function without dependencies; (b) a Python function with a requirements.txt,
 // code-only change (its dependency layer comes from kaniko's cache).
 // Starts the node, git and s3 services unless SLESS_TEST_* variables point at running ones.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { TestService } from '../run.ts';
+import { formatTimeline, runTimeline } from './push-to-serve-timeline.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, only: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, only: { type: 'string' }, timeline: { type: 'boolean', default: false } },
+});
 const RUNS = Number(values.runs);
 const stops: Array<() => Promise<void>> = [];
 const log = (msg: string): void => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -90,6 +95,8 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+const startLoad = os.loadavg().map((l) => l.toFixed(1)).join(' ');
 
 async function main(): Promise<void> {
   await service('../services/node.ts', 'SLESS_TEST_NODE');
@@ -170,11 +177,23 @@ async function main(): Promise<void> {
       const upload = puts.length ? Math.max(...puts.map((p) => p.end)) - Math.min(...puts.map((p) => p.start)) : NaN;
       const r = { total: served - t0, sync: synced - t0, upload, kaniko: built - started, rollout: served - built };
       results[c.id]!.push(r);
+      if (values.timeline) {
+        const marks = await runTimeline(
+          kit.kc,
+          { namespace: kit.buildNs, selector: `sless.kube5s.ru/function-namespace=${kit.ns},sless.kube5s.ru/function=${c.fn}` },
+          { namespace: kit.ns, selector: `sless.kube5s.ru/function=${c.fn},sless.kube5s.ru/component=function` },
+          t0,
+        );
+        const own = (what: string, at: number): { what: string; at: number } => ({ what, at: (at - t0) / 1000 });
+        const all = [...marks, own('Synced', synced), own('BuildStarted', started), own('BuildSucceeded', built), own('served', served)];
+        console.log(formatTimeline(all.filter((m) => Number.isFinite(m.at)).sort((a, b) => a.at - b.at)));
+      }
       log(`(${c.id}) run ${run}: total ${sec(r.total)} = sync ${sec(r.sync)} (upload ${sec(r.upload)}) + build start ${sec(started - synced)} + kaniko ${sec(r.kaniko)} + rollout ${sec(r.rollout)}`);
     }
   }
 
-  console.log(`\npush → served on the real node, median of ${RUNS} runs`);
+  const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  console.log(`\npush → served on the real node, median of ${RUNS} runs (load average ${load}; at the start ${startLoad})`);
   console.log('| case | total | sync | (upload) | kaniko | rollout | goal |');
   console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const c of cases) {
