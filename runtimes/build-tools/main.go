@@ -3,6 +3,7 @@
 //
 //	sless-build-tools fetch -url <presigned GET> -out /workspace/context.tar.gz [-cache-repo R -cache-dir D]
 //	sless-build-tools push  -tarball /out/image.tar -destination <repo:tag> -digest-file F [-cache-repo R -cache-dir D]
+//	sless-build-tools append -url <presigned GET> -workdir /workspace -destination <repo:tag> -digest-file F  (append.go)
 //
 // fetch downloads the build context (kaniko then needs no S3 credentials) and copies the function's layer
 // cache repository R into D as kaniko's OCI-layout cache (`--cache-repo=oci:D`: one layout per cache
@@ -39,7 +40,7 @@ const pulledList = ".pulled"
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: sless-build-tools fetch|push [flags]"))
+		fail(errors.New("usage: sless-build-tools fetch|push|append [flags]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -47,8 +48,10 @@ func main() {
 		err = fetch(os.Args[2:])
 	case "push":
 		err = push(os.Args[2:])
+	case "append":
+		err = appendImage(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (fetch, push)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (fetch, push, append)", os.Args[1])
 	}
 	if err != nil {
 		fail(err)

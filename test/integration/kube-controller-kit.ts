@@ -47,11 +47,13 @@ export const DIGEST_A = `sha256:${'a'.repeat(64)}`;
 export const DIGEST_B = `sha256:${'b'.repeat(64)}`;
 
 /** A function folder: function.yaml + handler.js. */
+/** A Node.js function with a package.json: its build is kaniko's (fetch, kaniko, push), the Job these tests play. */
 export function nodeFunction(name: string, extra: { env?: Record<string, string>; body?: string; yaml?: string } = {}): Record<string, FileSpec> {
   const env = Object.entries(extra.env ?? {}).map(([k, v]) => `  ${k}: "${v}"`);
   return {
     [`functions/${name}/function.yaml`]: `name: ${name}\nruntime: nodejs20\n${env.length ? `env:\n${env.join('\n')}\n` : ''}${extra.yaml ?? ''}`,
     [`functions/${name}/handler.js`]: extra.body ?? `exports.handle = async () => ({ hello: '${name}' });\n`,
+    [`functions/${name}/package.json`]: `{ "name": "${name}", "private": true }\n`,
   };
 }
 

@@ -2,6 +2,7 @@
 // the artifact store under a content-addressed key, unless that key is already there. Used by the
 // repository sync (code from a git tree) and usable for /v1 uploads (code from a zip) alike.
 import type { ArtifactStore } from '../../build/artifact-store.ts';
+import { buildKindOfDockerfile, contextKeyOfKind } from '../../build/build-kind.ts';
 import { buildContextTar, contextKey, type ContextFile } from '../../build/context-tar.ts';
 import { generateDockerfile } from '../../build/dockerfile.ts';
 import { functionFilesOf } from '../../build/runtime-catalog.ts';
@@ -34,8 +35,10 @@ async function* asContextFiles(files: AsyncIterable<CodeFile | ContextFile> | It
 }
 
 export async function ensureContext(store: ArtifactStore, input: ContextInput): Promise<{ key: string; uploaded: boolean }> {
-  const extra = [{ path: 'Dockerfile', content: contextDockerfile(input) }];
-  const key = contextKey(input.buildKey, extra);
+  const dockerfile = contextDockerfile(input);
+  const extra = [{ path: 'Dockerfile', content: dockerfile }];
+  // The key says which builder the Dockerfile needs (build-kind.ts): the build Job follows it.
+  const key = contextKeyOfKind(contextKey(input.buildKey, extra), buildKindOfDockerfile(dockerfile));
   if (await store.has(key)) return { key, uploaded: false };
   await store.put(key, buildContextTar(asContextFiles(input.files()), extra), { contentType: 'application/gzip' });
   return { key, uploaded: true };

@@ -7,7 +7,12 @@
 //      S3 key, no registry credential (only an optional pull-only one), no service account token.
 //   3. `push` (sless-build-tools): pushes the tarball and the new cache entries with the registry
 //      Secret, and writes the digest to its termination message, where the reconciler reads it.
-import type { V1Container, V1Job, V1SecurityContext, V1Volume } from '@kubernetes/client-node';
+// A context whose Dockerfile runs nothing (build-kind.ts: `layer`) is built without kaniko: one `push`
+// step (sless-build-tools append) fetches it, adds the code as one layer to the base image, pushes and
+// writes the digest. No tenant code runs in such a build; kaniko's unpacking of the base image was most
+// of its time.
+import type { V1Container, V1Job, V1PodSpec, V1SecurityContext, V1Volume } from '@kubernetes/client-node';
+import type { BuildKind } from '../../../build/build-kind.ts';
 import { buildToolsImageOf } from '../../../build/runtime-catalog.ts';
 import type { ControllerSettings } from '../settings.ts';
 import { DEFAULT_REGISTRY_SECRET } from '../settings.ts';
@@ -23,6 +28,8 @@ export interface BuildJobInput {
    * valid at least for buildContextUrlTtlSec(settings).
    */
   readonly contextUrl: string;
+  /** What the context's Dockerfile needs (buildKindOfContextKey of its key); default kaniko. */
+  readonly kind?: BuildKind;
 }
 
 /** The pod's containers, by role: the reconciler reads the digest from `push`. */
@@ -152,7 +159,44 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
     name,
     secret: { secretName, optional: true, defaultMode: mode, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
   });
+  const registryVolume = dockerConfigVolume('registry-config', settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET, 0o444);
 
+  // The layer build reads the base image with the registry Secret only: with a pull-only Secret for
+  // private base images (SLESS_BUILD_PULL_SECRET), kaniko builds, as it holds that Secret.
+  if (input.kind === 'layer' && !build.pullSecretName) {
+    const layer: V1Container = {
+      name: BUILD_CONTAINERS.push,
+      image: toolsImage,
+      args: ['append', '-url', input.contextUrl, '-workdir', BUILD_PATHS.workspace, '-destination', destination, '-digest-file', '/dev/termination-log'],
+      env: toolsEnv,
+      securityContext: toolsSecurity,
+      terminationMessagePolicy: 'File',
+      // The build's CPU share (SLESS_BUILD_CPU), as kaniko's; memory for streaming layers, not for installs.
+      resources: { requests: { cpu: build.cpu ?? '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+      volumeMounts: [mount('workspace', BUILD_PATHS.workspace), registryConfig],
+    };
+    return jobOf(settings, input, labels, { containers: [layer], volumes: [{ name: 'workspace', emptyDir: {} }, registryVolume] });
+  }
+  return jobOf(settings, input, labels, {
+    initContainers: [fetch, kaniko],
+    containers: [push],
+    volumes: [
+      { name: 'workspace', emptyDir: {} },
+      { name: 'cache', emptyDir: {} },
+      { name: 'out', emptyDir: {} },
+      registryVolume,
+      ...(build.pullSecretName ? [dockerConfigVolume('kaniko-pull-config', build.pullSecretName, 0o400)] : []),
+    ],
+  });
+}
+
+function jobOf(
+  settings: ControllerSettings,
+  input: BuildJobInput,
+  labels: Record<string, string>,
+  pod: Pick<V1PodSpec, 'initContainers' | 'containers' | 'volumes'>,
+): V1Job {
+  const build = settings.build ?? {};
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -172,15 +216,7 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          initContainers: [fetch, kaniko],
-          containers: [push],
-          volumes: [
-            { name: 'workspace', emptyDir: {} },
-            { name: 'cache', emptyDir: {} },
-            { name: 'out', emptyDir: {} },
-            dockerConfigVolume('registry-config', settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET, 0o444),
-            ...(build.pullSecretName ? [dockerConfigVolume('kaniko-pull-config', build.pullSecretName, 0o400)] : []),
-          ],
+          ...pod,
         },
       },
     },

@@ -49,7 +49,7 @@ describe('build Job', () => {
   const dest = `registry.local:5000/sless/team-a-hello:${key.slice(0, 40)}`;
   const cacheRepo = 'registry.local:5000/sless/team-a-hello/cache';
   const tools = {
-    image: 'registry.local:5000/runtimes/sless-build-tools:1',
+    image: 'registry.local:5000/runtimes/sless-build-tools:2',
     env: [{ name: 'DOCKER_CONFIG', value: '/docker' }],
     securityContext: {
       runAsUser: 65532,
@@ -153,6 +153,31 @@ describe('build Job', () => {
     });
   });
 
+  it('builds a context that runs nothing (kind layer) in one step without kaniko: the tools user appends the code layer and pushes', () => {
+    const j = buildJob(settings, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl, kind: 'layer' });
+    const spec = j.spec?.template.spec;
+    assert.equal(j.metadata?.name, job.metadata?.name);
+    assert.equal(spec?.initContainers, undefined);
+    assert.equal(spec?.automountServiceAccountToken, false);
+    assert.deepEqual(spec?.containers, [
+      {
+        name: 'push',
+        ...tools,
+        args: ['append', '-url', contextUrl, '-workdir', '/workspace', '-destination', dest, '-digest-file', '/dev/termination-log'],
+        terminationMessagePolicy: 'File',
+        resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+        volumeMounts: [
+          { name: 'workspace', mountPath: '/workspace' },
+          { name: 'registry-config', mountPath: '/docker', readOnly: true },
+        ],
+      },
+    ]);
+    assert.deepEqual(spec?.volumes?.map((v) => v.name), ['workspace', 'registry-config']);
+    // A private base image's pull-only Secret is kaniko's: such a build stays a kaniko build.
+    const withPull = buildJob({ ...settings, build: { pullSecretName: 'pull-only' } }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl, kind: 'layer' });
+    assert.deepEqual(withPull.spec?.template.spec?.initContainers?.map((c) => c.name), ['fetch', 'kaniko']);
+  });
+
   it('is bounded: backoff, ttl, deadline; the context URL outlives the deadline; labels say whose build it is', () => {
     assert.equal(job.spec?.backoffLimit, 1);
     assert.equal(job.spec?.ttlSecondsAfterFinished, 3600);
@@ -174,6 +199,11 @@ describe('function Deployment and Service', () => {
     assert.equal(c?.readinessProbe?.httpGet?.path, '/health');
     assert.equal(c?.livenessProbe?.httpGet?.path, '/health');
     assert.equal(c?.ports?.[0]?.containerPort, 8080);
+  });
+  it('watches start-up every second for up to a minute, so a new pod is Ready as soon as it answers', () => {
+    assert.deepEqual(c?.startupProbe, { httpGet: { path: '/health', port: 'http' }, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 });
+    assert.equal(c?.readinessProbe?.periodSeconds, 5);
+    assert.equal(c?.livenessProbe?.initialDelaySeconds, undefined);
   });
   it('keeps a terminating pod serving while it leaves the Service (preStop sleep before SIGTERM)', () => {
     assert.deepEqual(c?.lifecycle, { preStop: { sleep: { seconds: 5 } } });

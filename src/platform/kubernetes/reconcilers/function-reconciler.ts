@@ -4,6 +4,7 @@
 // the previous Deployment serving.
 import type { V1Deployment, V1Job, V1Pod } from '@kubernetes/client-node';
 import { isArtifactStoreError } from '../../../build/artifact-store.ts';
+import { buildKindOfContextKey } from '../../../build/build-kind.ts';
 import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
@@ -225,7 +226,7 @@ export class FunctionReconciler {
       }
       // The build reads its context through this URL and holds no S3 key (README, security notes).
       const contextUrl = await ctx.store.readUrl(s3Key, buildContextUrlTtlSec(ctx.settings));
-      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl }));
+      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl, kind: buildKindOfContextKey(s3Key) }));
       if (created === 'exists' && cached) {
         // The discarded Job is still being deleted: try again in a moment.
         return { kind: 'waiting', result: { ...building(fn, jobName, buildNs, url), requeueAfterMs: 1_000 } };
