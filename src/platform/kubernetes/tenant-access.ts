@@ -32,6 +32,8 @@ export class TenantAccess {
   private readonly rbac: RbacAuthorizationV1Api;
   private readonly core: CoreV1Api;
   private readonly ensured = new Map<string, number>();
+  /** Checks in flight per namespace. */
+  private readonly checking = new Map<string, Promise<void>>();
   readonly platformNamespaces: PlatformNamespaces;
 
   constructor(
@@ -51,17 +53,41 @@ export class TenantAccess {
     if (!binding) return;
     const at = this.ensured.get(namespace);
     if (at !== undefined && this.now() - at < ENSURED_TTL_MS) return;
-    const body: V1RoleBinding = {
-      metadata: { name: TENANT_ROLE, namespace, labels: { 'app.kubernetes.io/managed-by': 'sless' } },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE },
-      subjects: [{ kind: 'ServiceAccount', name: binding.serviceAccount, namespace: binding.namespace }],
-    };
-    try {
-      await this.rbac.createNamespacedRoleBinding({ namespace, body });
-    } catch (err) {
-      if (!isStatus(err, 409)) throw new Error(`cannot bind ClusterRole ${TENANT_ROLE} in namespace ${namespace}: ${apiMessage(err)}`, { cause: err });
+    // Reconciles of one namespace ask at once (a restarted controller: every Function and Trigger): one check.
+    let checking = this.checking.get(namespace);
+    if (!checking) {
+      checking = this.bind(namespace, binding).finally(() => this.checking.delete(namespace));
+      this.checking.set(namespace, checking);
+    }
+    await checking;
+  }
+
+  private async bind(namespace: string, binding: NonNullable<TenantSettings['tenantBinding']>): Promise<void> {
+    // Read first: where the binding is in place (a restarted controller, the check every 5 minutes) nothing is written.
+    if (!(await this.bound(namespace))) {
+      const body: V1RoleBinding = {
+        metadata: { name: TENANT_ROLE, namespace, labels: { 'app.kubernetes.io/managed-by': 'sless' } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE },
+        subjects: [{ kind: 'ServiceAccount', name: binding.serviceAccount, namespace: binding.namespace }],
+      };
+      try {
+        await this.rbac.createNamespacedRoleBinding({ namespace, body });
+      } catch (err) {
+        if (!isStatus(err, 409)) throw new Error(`cannot bind ClusterRole ${TENANT_ROLE} in namespace ${namespace}: ${apiMessage(err)}`, { cause: err });
+      }
     }
     this.ensured.set(namespace, this.now());
+  }
+
+  /** Whether the RoleBinding exists; false also when this controller may not read it (an older deploy/rbac.yaml: create answers). */
+  private async bound(namespace: string): Promise<boolean> {
+    try {
+      await this.rbac.readNamespacedRoleBinding({ namespace, name: TENANT_ROLE });
+      return true;
+    } catch (err) {
+      if (isStatus(err, 404) || isStatus(err, 403)) return false;
+      throw new Error(`cannot read RoleBinding ${namespace}/${TENANT_ROLE}: ${apiMessage(err)}`, { cause: err });
+    }
   }
 
   /** Throws TenantRefusal for a platform namespace (pure: nothing is asked of the API server). */

@@ -1,0 +1,103 @@
+// Controller restart benchmark (issue 15; not part of npm test):
+//   node --import tsx test/bench/restart.bench.ts [--functions 1000] [--repositories 1] [--restarts 3]
+//        [--sless-bin /tmp/build/bin/sless.js] [--cpu-prof DIR]
+// N functions (R repositories) reach steady state under a real `sless controller` (scale-bench.ts); then
+// the controller is stopped and started again over the same git cache, `--restarts` times. Each restart:
+// a sync of every repository is requested while no controller runs (as a webhook would have been), and
+// the time from starting the new process to every repository's status saying it handled that request
+// is the restart time; beside it the phases from the controller's log (leading, informers synced), the
+// rebuilds (build Jobs the harness saw) and the writes (counted at the proxy; the handled requests' own
+// status writes, one per repository, are the expected ones and shown apart), and how long until every
+// work queue is empty. Baseline from the same run: a no-change sync of the running controller.
+import { parseArgs } from 'node:util';
+import { runBench } from './bench-lifecycle.ts';
+import { procStatus, total, writesOf, writesPerObject } from './controller-bench-kit.ts';
+import { loadAverage, log, setUpScaleBench, sleep } from './scale-bench.ts';
+import { logTimes, queueDepth, syncTotals } from './scale-bench-probes.ts';
+
+const { values } = parseArgs({
+  options: {
+    functions: { type: 'string', default: '1000' },
+    repositories: { type: 'string', default: '1' },
+    restarts: { type: 'string', default: '3' },
+    timeout: { type: 'string', default: '1500' },
+    'sless-bin': { type: 'string' },
+    'cpu-prof': { type: 'string' },
+  },
+});
+const N = Number(values.functions);
+
+runBench(async (life) => {
+  const bench = await setUpScaleBench(life, {
+    functions: N,
+    repositories: Number(values.repositories),
+    ...(values['sless-bin'] ? { slessBin: values['sless-bin'] } : {}),
+    ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
+  });
+  await bench.startController();
+  const t0 = Date.now();
+  await bench.createRepositories();
+  const steady = await bench.steadyState(t0, Number(values.timeout) * 1000);
+  log(`steady state: ${N} functions in ${steady.seconds.toFixed(1)} s; ${bench.harness.builds} builds; load average ${loadAverage()}`);
+  // Let late reconciles (rollouts, cache catching up) finish before measuring.
+  for (const t = Date.now(); (await queueDepth(bench.controller)) > 0 && Date.now() - t < 120_000; ) await sleep(1000);
+  await sleep(3000);
+
+  const baseline: number[] = [];
+  for (let i = 0; i < 3; i++) baseline.push(await bench.syncOnce(bench.repos[0]!.name));
+  log(`baseline, no-change sync of the running controller: ${baseline.join(', ')} ms; load average ${loadAverage()}`);
+
+  const results: Array<Record<string, unknown>> = [];
+  for (let round = 1; round <= Number(values.restarts); round++) {
+    await bench.stopController();
+    const at = new Date().toISOString();
+    for (const r of bench.repos) await bench.requestSync(r.name, at);
+    const builds = bench.harness.builds;
+    const counts = new Map(bench.proxy.counts);
+    const objects = new Map(bench.proxy.perObject);
+    const spawned = Date.now();
+    const c = await bench.startController({ SLESS_LOG_LEVEL: 'info' });
+    const syncMs = Math.max(...(await Promise.all(bench.repos.map((r) => bench.handled(r.name, at, spawned)))));
+    // Before polling /metrics below: the process keeps only its last 200 log chunks.
+    const phases = logTimes(c.log, spawned, { serving: 'serving on port', leading: 'LeaderElected', synced: 'ControllerStarted' });
+    const syncs = await syncTotals(c);
+    let idleMs: number | undefined;
+    for (const t = Date.now(); Date.now() - t < 120_000; await sleep(250)) {
+      if ((await queueDepth(c)) === 0) {
+        idleMs = Date.now() - spawned;
+        break;
+      }
+    }
+    await sleep(5000);
+    const writes = writesOf(bench.proxy.counts, counts);
+    const expected = writes.get('PATCH functionrepositories/status') ?? 0;
+    writes.delete('PATCH functionrepositories/status');
+    const reads = [...bench.proxy.counts].filter(([k]) => /^(GET|LIST) /.test(k)).reduce((a, [k, v]) => a + v - (counts.get(k) ?? 0), 0);
+    const rss = await procStatus(c.pid);
+    const result = {
+      round,
+      restartToNoChangeSyncMs: syncMs,
+      servingMs: phases.serving,
+      leadingMs: phases.leading,
+      informersSyncedMs: phases.synced,
+      queuesEmptyMs: idleMs,
+      // How many syncs ran until the requested one was handled, and how long they took in all.
+      syncsRun: syncs?.count,
+      syncSeconds: syncs && Number(syncs.seconds.toFixed(2)),
+      rebuilds: bench.harness.builds - builds,
+      writes: total(writes),
+      requestedSyncStatusWrites: expected,
+      reads,
+      rssMb: Math.round(rss.rssMb),
+      loadAverage: loadAverage(),
+    };
+    results.push(result);
+    log(
+      `restart ${round}: first no-change sync after ${syncMs} ms (HTTP serving at ${phases.serving} ms, leading at ${phases.leading} ms, informers synced at ${phases.synced} ms, ` +
+        `${syncs?.count} sync(s) taking ${syncs?.seconds.toFixed(2)} s, queues empty at ${idleMs ?? '>120000'} ms); ` +
+        `${result.rebuilds} rebuilds; ${result.writes} writes besides the ${expected} handled-request status writes; ${reads} reads; RSS ${result.rssMb} MB; load average ${result.loadAverage}`,
+    );
+    if (result.writes > 0) log(`  writes: ${[...writes].map(([k, v]) => `${k}=${v}`).join(', ')}; per object: ${writesPerObject(bench.proxy.perObject, objects)}`);
+  }
+  console.log(JSON.stringify({ functions: N, repositories: bench.repos.length, steadyStateSeconds: steady.seconds, baselineNoChangeSyncMs: baseline, restarts: results }));
+});

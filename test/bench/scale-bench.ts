@@ -1,0 +1,260 @@
+// The setting of the scale benchmarks (restart, repositories, soak): R FunctionRepositories with N/R
+// function folders each on a real git server, a real kube-apiserver (without kube-controller-manager, so
+// only the controller and the harness talk to it) and SeaweedFS, a real `sless controller` process (one
+// replica) behind a counting proxy, and the harness that plays kaniko and the Deployment controller.
+// Everything it starts is stopped through the BenchLifecycle (bench-lifecycle.ts).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CustomObjectsApi, KubeConfig, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { FunctionResource, RepositoryResource } from '../../src/platform/kubernetes/objects/resources.ts';
+import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
+import { freshNamespace } from '../helpers/kube.ts';
+import type { TestService } from '../run.ts';
+import type { BenchLifecycle } from './bench-lifecycle.ts';
+import { countingProxy, procStatus, startBuildHarness, startControllerProcess, type ControllerProcess } from './controller-bench-kit.ts';
+
+const GROUP = 'sless.kube5s.ru';
+const VERSION = 'v1alpha1';
+const DIGEST = `sha256:${'c'.repeat(64)}`;
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+export const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+
+export interface BenchRepo {
+  readonly name: string;
+  readonly url: string;
+  readonly clone: WorkClone;
+  /** Index of its first function (fn-<first>); it holds `count`. */
+  readonly first: number;
+  readonly count: number;
+}
+
+export interface ScaleBenchOptions {
+  readonly functions: number;
+  readonly repositories: number;
+  /** A bin/sless.js beside a compiled dist/ (the image runs the compiled build); default this tree's. */
+  readonly slessBin?: string;
+  /** A folder for V8 CPU profiles of every controller process (written as each exits). */
+  readonly cpuProf?: string;
+  /** Repository sync interval (spec.interval). */
+  readonly interval?: string;
+}
+
+export function functionName(i: number): string {
+  return `fn-${String(i).padStart(4, '0')}`;
+}
+
+/** One function folder: a Node handler and a nightly schedule (so a Trigger and a CronJob each). */
+export function functionFiles(i: number, variant = 0): Record<string, string> {
+  const name = functionName(i);
+  return {
+    [`functions/${name}/function.yaml`]: `name: ${name}\nruntime: nodejs20\nenv:\n  INDEX: "${i}"\nschedules:\n  - name: nightly\n    cron: "0 3 * * *"\n`,
+    [`functions/${name}/handler.js`]: `exports.handle = async () => ({ i: ${i}, v: ${variant} });\n`,
+  };
+}
+
+async function service(life: BenchLifecycle, modulePath: string, wanted: string): Promise<void> {
+  if (process.env[wanted]) return;
+  const { service: s } = (await import(modulePath)) as { service: TestService };
+  const t0 = Date.now();
+  const started = await s.start();
+  life.onStop(started.stop);
+  Object.assign(process.env, started.env);
+  log(`${s.name} up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+export type ScaleBench = Awaited<ReturnType<typeof setUpScaleBench>>;
+
+export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOptions) {
+  const N = opts.functions;
+  const perRepo = Math.ceil(N / Math.max(1, opts.repositories));
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'sless-bench-'));
+  life.onStop(() => rm(tmp, { recursive: true, force: true }));
+  process.env.SLESS_TEST_KUBE_CONTROLLERS ??= '0';
+  await service(life, '../services/kube.ts', 'SLESS_TEST_KUBECONFIG');
+  await service(life, '../services/s3.ts', 'SLESS_TEST_S3_ENDPOINT');
+  const gitServer = await startGitServer();
+  life.onStop(async () => {
+    await gitServer.stop();
+    await rm(gitServer.root, { recursive: true, force: true });
+  });
+  const need = (name: string): string => {
+    const v = process.env[name];
+    if (!v) throw new Error(`${name} is not set after starting the services`);
+    return v;
+  };
+  const kc = new KubeConfig();
+  kc.loadFromFile(need('SLESS_TEST_KUBECONFIG'));
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const ns = await freshNamespace(kc, 'bench');
+  const buildNs = await freshNamespace(kc, 'bench-builds');
+  const system = await freshNamespace(kc, 'bench-system');
+  life.onStop(async () => {
+    for (const n of [ns, buildNs, system]) await n.cleanup().catch(() => undefined);
+  });
+  // The test cluster's service range is a /24; N functions need N Services (a second ServiceCIDR widens it).
+  await kc
+    .makeApiClient(NetworkingV1Api)
+    .createServiceCIDR({ body: { metadata: { name: 'sless-bench' }, spec: { cidrs: ['10.96.0.0/20'] } } })
+    .catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
+
+  const t0 = Date.now();
+  const repos: BenchRepo[] = [];
+  for (let r = 0; r * perRepo < N; r++) {
+    const first = r * perRepo;
+    const count = Math.min(perRepo, N - first);
+    const repo = await createRepo(gitServer, `bench-${r}`);
+    const clone = await WorkClone.create(repo);
+    life.onStop(() => rm(clone.dir, { recursive: true, force: true }));
+    const files: Record<string, string> = {};
+    for (let i = first; i < first + count; i++) Object.assign(files, functionFiles(i));
+    await clone.write(files);
+    await clone.commitAndPush(`${count} functions`);
+    repos.push({ name: `bench-${r}`, url: repo.url, clone, first, count });
+  }
+  log(`${repos.length} repositories with ${N} functions pushed in ${Date.now() - t0} ms; load average ${loadAverage()}`);
+
+  // The controller talks to the API server through the counting proxy (plain http on loopback).
+  const proxy = await countingProxy(new URL(kc.getCurrentCluster()!.server));
+  life.onStop(() => proxy.close());
+  const user = kc.getCurrentUser()!;
+  const viaProxy = new KubeConfig();
+  viaProxy.loadFromOptions({
+    clusters: [{ name: 'proxy', server: proxy.url, skipTLSVerify: true }],
+    users: [user],
+    contexts: [{ name: 'proxy', cluster: 'proxy', user: user.name }],
+    currentContext: 'proxy',
+  });
+  const kubeconfigPath = path.join(tmp, 'kubeconfig');
+  await writeFile(kubeconfigPath, viaProxy.exportConfig());
+  const controllerEnv: NodeJS.ProcessEnv = {
+    SLESS_AUTH_INSECURE: '1',
+    SLESS_S3_ENDPOINT: need('SLESS_TEST_S3_ENDPOINT'),
+    SLESS_S3_BUCKET: need('SLESS_TEST_S3_BUCKET'),
+    AWS_ACCESS_KEY_ID: need('SLESS_TEST_S3_ACCESS_KEY'),
+    AWS_SECRET_ACCESS_KEY: need('SLESS_TEST_S3_SECRET_KEY'),
+    SLESS_REGISTRY: 'registry.bench:5000/sless',
+    SLESS_BUILD_NAMESPACE: buildNs.name,
+    // Kept across restarts, as the volume in deploy/ keeps it across pod restarts.
+    SLESS_CACHE_DIR: path.join(tmp, 'cache'),
+    SLESS_GIT_ALLOWED_HOSTS: '127.0.0.1',
+    SLESS_MAX_FUNCTIONS_PER_REPOSITORY: String(Math.max(500, perRepo)),
+    SLESS_MAX_FUNCTIONS_PER_NAMESPACE: String(Math.max(1000, N * 2)),
+    SLESS_LOG_LEVEL: 'warn',
+    POD_NAMESPACE: system.name,
+    POD_NAME: 'bench-controller',
+    ...(opts.cpuProf ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(opts.cpuProf)}`.trim() } : {}),
+  };
+
+  let controller: ControllerProcess | undefined;
+  life.onStop(() => controller?.stop());
+  const watches = () => [...proxy.counts].filter(([k]) => k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0);
+  const harness = startBuildHarness(kc, buildNs.name, DIGEST, log, ns.name);
+  life.onStop(() => harness.stop());
+
+  const getRepo = async (name: string) =>
+    (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functionrepositories', name })) as RepositoryResource & {
+      status?: { lastHandledRequestedAt?: string };
+    };
+  const listFunctions = async () =>
+    ((await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functions' })) as { items: FunctionResource[] }).items;
+  const getFunction = async (name: string) =>
+    (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functions', name })) as FunctionResource;
+  /** Asks for a sync as a webhook does (the requestedAt annotation). */
+  const requestSync = (name: string, at: string) =>
+    custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace: ns.name, plural: 'functionrepositories', name, body: { metadata: { annotations: { [`${GROUP}/requestedAt`]: at } } } },
+      mergePatch,
+    );
+  /** Waits until the repository's status says it handled the sync request `at`; answers ms since `since`. */
+  const handled = async (name: string, at: string, since: number, timeoutMs = 120_000): Promise<number> => {
+    for (;;) {
+      if ((await getRepo(name)).status?.lastHandledRequestedAt === at) return Date.now() - since;
+      if (Date.now() - since > timeoutMs) throw new Error(`the sync of ${name} requested at ${at} did not finish within ${timeoutMs / 1000} s`);
+      await sleep(50);
+    }
+  };
+
+  return {
+    kc,
+    ns: ns.name,
+    buildNs: buildNs.name,
+    repos,
+    proxy,
+    harness,
+    get controller(): ControllerProcess {
+      if (!controller) throw new Error('no controller is running');
+      return controller;
+    },
+    /** Starts a controller process; resolves once it leads and its informers watch. */
+    async startController(extraEnv: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
+      const before = watches();
+      const c = await startControllerProcess({ bin: opts.slessBin ?? path.join(root, 'bin/sless.js'), cwd: root, kubeconfig: kubeconfigPath, env: { ...controllerEnv, ...extraEnv } });
+      controller = c;
+      // Leading, with the controller's eight informers watching (the serving cache's three watch before it leads).
+      for (const t = Date.now(); watches() - before < 11; ) {
+        if (c.child.exitCode !== null) throw new Error(`the controller exited with ${c.child.exitCode}:\n${c.log.join('').slice(-4000)}`);
+        if (Date.now() - t > 180_000) throw new Error(`the controller did not start watching within 180 s:\n${c.log.join('').slice(-4000)}`);
+        await sleep(100);
+      }
+      return c;
+    },
+    async stopController(): Promise<void> {
+      const c = controller;
+      if (!c) return;
+      const t = Date.now();
+      await c.stop();
+      controller = undefined;
+      if (c.child.signalCode === 'SIGKILL') log(`the controller did not exit within 15 s of SIGTERM (killed after ${Date.now() - t} ms)`);
+    },
+    async createRepositories(): Promise<void> {
+      for (const r of repos) {
+        await custom.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns.name,
+          plural: 'functionrepositories',
+          body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'FunctionRepository', metadata: { name: r.name }, spec: { url: r.url, interval: opts.interval ?? '10m' } },
+        });
+      }
+    },
+    /** Until every Function is Ready at its generation and every repository Ready; answers seconds since `since`. */
+    async steadyState(since: number, timeoutMs: number, expected = N): Promise<{ seconds: number; peakHwmMb: number }> {
+      let peakHwmMb = 0;
+      let lastReport = 0;
+      for (;;) {
+        if (Date.now() - since > timeoutMs) throw new Error(`no steady state after ${timeoutMs / 1000} s; controller log tail:\n${controller?.log.join('').slice(-4000)}`);
+        const list = await listFunctions();
+        const ready = list.filter((f) => f.status?.phase === 'Ready' && f.status.observedGeneration === f.metadata?.generation).length;
+        let reposReady = 0;
+        for (const r of repos) if ((await getRepo(r.name)).status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True') reposReady++;
+        if (controller) peakHwmMb = Math.max(peakHwmMb, (await procStatus(controller.pid)).hwmMb);
+        if (Date.now() - lastReport > 10_000) {
+          lastReport = Date.now();
+          log(`${((Date.now() - since) / 1000).toFixed(0)} s: ${list.length} Functions, ${ready} Ready, ${harness.builds} builds, ${reposReady}/${repos.length} repositories ready; load ${loadAverage()}`);
+        }
+        if (list.length === expected && ready === expected && reposReady === repos.length) return { seconds: (Date.now() - since) / 1000, peakHwmMb };
+        await sleep(500);
+      }
+    },
+    getRepo,
+    getFunction,
+    listFunctions,
+    requestSync,
+    handled,
+    /** Requests a sync of `name` now and waits until it is handled; answers its wall time. */
+    async syncOnce(name: string, timeoutMs?: number): Promise<number> {
+      const at = new Date().toISOString();
+      const t = Date.now();
+      await requestSync(name, at);
+      return handled(name, at, t, timeoutMs);
+    },
+  };
+}
