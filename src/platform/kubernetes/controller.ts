@@ -268,12 +268,10 @@ export class Controller {
     if (this.stopped) throw new Error('this Controller was stopped; create a new one (e.g. after regaining leadership)');
     if (this.started) return;
     this.started = true;
-    await this.removeLegacyBuildSecret();
-    // What the controller owns first: the Function reconciler then finds running builds in its cache (never a
-    // twin), and the workloads it would apply (a restarted controller re-applies nothing that is in place).
-    await Promise.all([this.informers.jobs.start(), this.informers.deployments.start(), this.informers.services.start(), this.informers.cronJobs.start()]);
-    await Promise.all([this.informers.functions.start(), this.informers.triggers.start(), this.informers.functionJobs.start()]);
-    await this.informers.repositories.start();
+    // Every kind lists at once (a restart waits for the slowest list, not for the sum of them): no reconcile
+    // runs before all have listed (allSynced), so the Function reconciler still finds running builds in its
+    // cache (never a twin) and the workloads it would apply (a restarted controller re-applies nothing in place).
+    await Promise.all([this.removeLegacyBuildSecret(), ...Object.values(this.informers).map((i) => i.start())]);
     this.synced = true;
     this.markSynced();
     this.opts.logger.info('ControllerStarted: informers synced, reconciling', { reason: 'ControllerStarted' });
