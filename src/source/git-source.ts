@@ -13,28 +13,27 @@
 // new one in-process over protocol v2 (git-wire-fetch.ts: one POST, `git index-pack` for the pack); a
 // caller that knows the new head (a webhook names it) passes it as a hint: when that commit is not
 // cached yet, ls-remote is skipped and the branch tip is checked by an ls-refs POST beside the fetch.
+// This file decides which fetch a sync needs; the cache on disk is git-cache-repo.ts, the `git fetch`
+// path git-cli-fetch.ts, the in-process one git-wire-fetch.ts, credentials git-auth.ts.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import git from 'isomorphic-git';
+import { authorizationHeader, splitCredentials } from './git-auth.ts';
+import type { GitAuth } from './git-auth.ts';
+import { GitCacheRepo } from './git-cache-repo.ts';
+import { fetchWithCli } from './git-cli-fetch.ts';
 import { createGitHttp, DEFAULT_MAX_FETCH_BYTES, FetchTooLargeError } from './git-http.ts';
 import type { GitHttpOptions } from './git-http.ts';
-import {
-  BlobBatcher,
-  classifyGitCliError,
-  gitCliAvailable,
-  listAllTrees,
-  pinnedResolve,
-  run as runGit,
-} from './git-cli.ts';
+import { BlobBatcher, gitCliAvailable, listAllTrees } from './git-cli.ts';
 import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
 import { GitTree, TreeMemo } from './git-tree.ts';
 import { WireUnsupportedError } from './git-wire.ts';
 import { wireFetch } from './git-wire-fetch.ts';
 import type { TargetPolicy } from './target-policy.ts';
 
-export type GitAuth = { readonly token: string } | { readonly username: string; readonly password: string };
+export { authorizationHeader } from './git-auth.ts';
+export type { GitAuth } from './git-auth.ts';
 
 export interface GitSourceLogger {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -84,44 +83,13 @@ function serialised<T>(key: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
-/** The Authorization header for git over HTTP: basic auth, tokens as the password (GitHub, Gitea, GitLab accept that). */
-export function authorizationHeader(auth: GitAuth | undefined): string | undefined {
-  if (!auth) return undefined;
-  const [user, pass] = 'token' in auth ? ['x-access-token', auth.token] : [auth.username, auth.password];
-  return `Basic ${Buffer.from(`${user}:${pass}`, 'utf8').toString('base64')}`;
-}
-
-function splitCredentials(url: string): { url: string; auth?: GitAuth } {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch (err) {
-    throw new GitSourceError(
-      'not-git',
-      `"${redactUrl(url)}" is not a valid URL; give the repository's http(s) clone URL`,
-      { cause: err },
-    );
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new GitSourceError(
-      'not-git',
-      `${redactUrl(url)}: only http:// and https:// git URLs are supported`,
-    );
-  }
-  if (!u.username && !u.password) return { url };
-  const auth = { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
-  u.username = '';
-  u.password = '';
-  return { url: u.toString(), auth };
-}
-
 export class GitSource {
   readonly url: string;
   readonly branch: string;
   readonly gitdir: string;
   private readonly headers: Record<string, string>;
   private readonly http: ReturnType<typeof createGitHttp>;
-  private cache: object = {};
+  private readonly repo: GitCacheRepo;
   private readonly memo = new TreeMemo();
   private logger: GitSourceLogger | undefined;
   private rebuildNext = false;
@@ -141,13 +109,14 @@ export class GitSource {
     this.headers = authorization ? { authorization } : {};
     const key = createHash('sha256').update(`${this.url}#${this.branch}`).digest('hex').slice(0, 16);
     this.gitdir = path.join(path.resolve(options.cacheDir), `${key}.git`);
+    this.repo = new GitCacheRepo(this.gitdir, this.url, this.branch);
     this.http = createGitHttp(options.targets, options.http);
     this.logger = options.logger;
     this.useCli = options.gitCli !== false;
     this.targets = options.targets;
     this.maxFetchBytes = options.http?.maxResponseBytes ?? DEFAULT_MAX_FETCH_BYTES;
     this.blobs = new BlobBatcher(this.gitdir, async (oid) => {
-      const { blob } = await git.readBlob({ fs, gitdir: this.gitdir, oid, cache: this.cache });
+      const { blob } = await git.readBlob({ fs, gitdir: this.gitdir, oid, cache: this.repo.cache });
       return Buffer.from(blob);
     });
   }
@@ -169,16 +138,15 @@ export class GitSource {
 
   private async syncLocked(options: SyncOptions): Promise<SyncResult> {
     if (this.rebuildNext) await this.resetCache();
-    await this.ensureRepo();
-    const ref = `refs/remotes/origin/${this.branch}`;
-    const cached = await git.resolveRef({ fs, gitdir: this.gitdir, ref }).catch(() => undefined);
+    await this.repo.ensure();
+    const cached = await this.repo.cachedHead();
     const cli = await this.cli();
     // A hint already cached proves nothing (an old delivery): ask the remote as usual.
     const hinted =
       options.head &&
       options.head !== cached &&
       /^[0-9a-f]{40}$/.test(options.head) &&
-      !(await this.hasCommit(options.head))
+      !(await this.repo.hasCommit(options.head))
         ? options.head
         : undefined;
     let revision: string | undefined;
@@ -190,7 +158,7 @@ export class GitSource {
     if (revision) fetched = true;
     else if (remoteHead && cached && cli && cached !== remoteHead) revision = await this.fetchIncremental(remoteHead, cached, false);
     if (revision) fetched = true;
-    else if (!remoteHead || cached !== remoteHead || !(await this.hasCommit(remoteHead))) {
+    else if (!remoteHead || cached !== remoteHead || !(await this.repo.hasCommit(remoteHead))) {
       revision = await this.fetch().catch(async (err: unknown) => {
         if (err instanceof GitSourceError && err.reason !== 'fetch-failed') throw err;
         // A cache that isomorphic-git can no longer fetch into (interrupted write, odd shallow state):
@@ -200,13 +168,13 @@ export class GitSource {
           error: String(err),
         });
         await this.resetCache();
-        await this.ensureRepo();
+        await this.repo.ensure();
         return this.fetch();
       });
       fetched = true;
     } else revision = remoteHead;
     if (fetched) {
-      const packs = await this.packCount();
+      const packs = await this.repo.packCount();
       if (packs > MAX_PACKS) this.rebuildNext = true;
       this.logger?.info('fetched', { url: redactUrl(this.url), branch: this.branch, revision, packs });
     }
@@ -218,7 +186,7 @@ export class GitSource {
       tree: new GitTree({
         gitdir: this.gitdir,
         commit: revision,
-        cache: this.cache,
+        cache: this.repo.cache,
         memo: this.memo,
         ...(cli ? { readBlob: (oid) => this.blobs.read(oid) } : {}),
       }),
@@ -251,7 +219,7 @@ export class GitSource {
       this.logger?.info('in-process fetch not possible; using git fetch', { url: redactUrl(this.url), error: String(err) });
       return undefined;
     }
-    await this.writeHeads(want);
+    await this.repo.writeHeads(want);
     return want;
   }
 
@@ -269,18 +237,9 @@ export class GitSource {
     }
   }
 
-  private async ensureRepo(): Promise<void> {
-    if (fs.existsSync(path.join(this.gitdir, 'config'))) return;
-    await mkdir(this.gitdir, { recursive: true });
-    await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: this.branch });
-    // A bare repo needs a remote before fetch, else NoRefspecError (FIELD-NOTES).
-    await git.addRemote({ fs, gitdir: this.gitdir, remote: 'origin', url: this.url, force: true });
-  }
-
   private async resetCache(): Promise<void> {
     this.rebuildNext = false;
-    this.cache = {};
-    await rm(this.gitdir, { recursive: true, force: true });
+    await this.repo.remove();
   }
 
   private async remoteHead(): Promise<string> {
@@ -301,7 +260,17 @@ export class GitSource {
   }
 
   private async fetch(): Promise<string> {
-    if (await this.cli()) return this.fetchWithCli();
+    if (await this.cli()) {
+      return fetchWithCli({
+        repo: this.repo,
+        url: this.url,
+        branch: this.branch,
+        headers: this.headers,
+        targets: this.targets,
+        maxFetchBytes: this.maxFetchBytes,
+        remoteHead: () => this.remoteHead(),
+      });
+    }
     let result;
     try {
       result = await git.fetch({
@@ -316,7 +285,7 @@ export class GitSource {
         relative: true,
         tags: false,
         headers: this.headers,
-        cache: this.cache,
+        cache: this.repo.cache,
       });
     } catch (err) {
       throw classifyGitError(err, redactUrl(this.url), 'fetch');
@@ -327,99 +296,7 @@ export class GitSource {
         `branch "${this.branch}" vanished from ${redactUrl(this.url)} during the fetch; will retry`,
       );
     }
-    // isomorphic-git offers the server as "have" only what `ref` expands to locally (refs/heads/<branch>),
-    // not refs/remotes/origin/<branch>: without this ref every fetch re-downloads the whole tree.
-    await git.writeRef({
-      fs,
-      gitdir: this.gitdir,
-      ref: `refs/heads/${this.branch}`,
-      value: result.fetchHead,
-      force: true,
-    });
+    await this.repo.writeHeads(result.fetchHead, false);
     return result.fetchHead;
-  }
-
-  private async fetchWithCli(): Promise<string> {
-    const ref = `refs/remotes/origin/${this.branch}`;
-    let pinned;
-    try {
-      pinned = await pinnedResolve(this.targets, new URL(this.url));
-    } catch (err) {
-      throw classifyGitError(err, redactUrl(this.url), 'fetch');
-    }
-    const packBytesBefore = await this.packBytes();
-    const args = [
-      'fetch',
-      '--quiet',
-      '--depth=1',
-      '--no-tags',
-      '--no-write-fetch-head',
-      this.url,
-      `+refs/heads/${this.branch}:${ref}`,
-    ];
-    // fetch.unpackLimit=1 keeps every fetch as one pack (never loose objects), like isomorphic-git: packs are
-    // counted (MAX_PACKS) and measured (the size limit).
-    const result = await runGit(args, {
-      gitdir: this.gitdir,
-      headers: this.headers,
-      config: [...pinned, ['fetch.unpackLimit', '1']],
-    });
-    // git streams the pack to disk (not into memory): the limit is checked on what it wrote.
-    if ((await this.packBytes()) - packBytesBefore > this.maxFetchBytes) {
-      await this.resetCache();
-      throw classifyGitError(new FetchTooLargeError(this.maxFetchBytes), redactUrl(this.url), 'fetch');
-    }
-    if (result.code !== 0) {
-      const err = classifyGitCliError(result.stderr, redactUrl(this.url), 'fetch');
-      // git falls back to the dumb protocol on a server that is not a smart-HTTP git server and then reports a
-      // missing ref: ls-remote tells "not git" from "no such branch" exactly.
-      if (err.reason === 'branch-not-found' || err.reason === 'not-git') await this.remoteHead();
-      throw err;
-    }
-    const head = await runGit(['rev-parse', '--verify', `${ref}^{commit}`], { gitdir: this.gitdir });
-    const oid = head.stdout.toString().trim();
-    if (head.code !== 0 || !/^[0-9a-f]{40}$/.test(oid)) {
-      throw new GitSourceError(
-        'fetch-failed',
-        `git fetch of ${redactUrl(this.url)} left no ${ref}: ${head.stderr.trim()}`,
-      );
-    }
-    await this.writeHeads(oid, false);
-    return oid;
-  }
-
-  /** Points the remote-tracking ref and refs/heads/<branch> at `oid`. */
-  private async writeHeads(oid: string, remoteToo = true): Promise<void> {
-    if (remoteToo) await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/remotes/origin/${this.branch}`, value: oid, force: true });
-    // Kept like the isomorphic-git path writes it, so either path can fetch into this cache next time.
-    await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${this.branch}`, value: oid, force: true });
-  }
-
-  private async hasCommit(oid: string): Promise<boolean> {
-    try {
-      await git.readCommit({ fs, gitdir: this.gitdir, oid, cache: this.cache });
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  private async packBytes(): Promise<number> {
-    const dir = path.join(this.gitdir, 'objects', 'pack');
-    const files = await readdir(dir).catch(() => [] as string[]);
-    const sizes = await Promise.all(
-      files.map((f) =>
-        stat(path.join(dir, f)).then(
-          (s) => s.size,
-          () => 0,
-        ),
-      ),
-    );
-    return sizes.reduce((a, b) => a + b, 0);
-  }
-
-  private async packCount(): Promise<number> {
-    const files = await readdir(path.join(this.gitdir, 'objects', 'pack')).catch(() => []);
-    return files.filter((f) => f.endsWith('.pack')).length;
   }
 }
