@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { GIT_CREDENTIALS_SECRET_TYPE } from '../../src/platform/kubernetes/objects/meta.ts';
-import type { FunctionJobResource, FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
+import type { FunctionJobResource, RepositoryResource, FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { pushTestImages, type PushedImages } from '../images/images.ts';
@@ -57,6 +57,7 @@ export interface NodeKit {
   /** A signed GitHub-style push webhook for `repository`, as a git host sends after a push. */
   webhook(repository: string): Promise<Response>;
   getFunction(name: string): Promise<FunctionResource | undefined>;
+  getRepository(name: string): Promise<RepositoryResource | undefined>;
   waitFunction(name: string, done: (f: FunctionResource) => boolean, timeoutMs?: number): Promise<FunctionResource>;
   getFunctionJob(name: string): Promise<FunctionJobResource | undefined>;
   callFn(name: string, init?: RequestInit): Promise<Response>;
@@ -224,6 +225,7 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
       });
     },
     getFunction: (name) => get<FunctionResource>('functions', name),
+    getRepository: (name) => get<RepositoryResource>('functionrepositories', name),
     async waitFunction(name, done, timeoutMs = 240_000) {
       let last: FunctionResource | undefined;
       try {
