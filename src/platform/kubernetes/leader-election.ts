@@ -5,11 +5,12 @@
 // read, so of two candidates only one wins. The leader renews every renewInterval; when it cannot renew
 // for renewDeadline (< leaseDuration) it stops leading before anyone else may take over. stop() releases
 // the Lease (empty holder), so another replica takes over at its next attempt instead of after
-// leaseDuration. Leading ends with the writes too: `writeGate` (write-gate.ts, put in front of the
-// reconcilers' API clients with gatedKubeConfig) admits writes only until renewDeadline after the last
-// successful renewal, and never later than leaseDuration minus half the spare time (leaseDuration -
-// renewDeadline) after it was sent; stepping down closes it and aborts the writes in flight. So the old
-// leader has stopped writing before the new one may take the Lease (leaseDuration after it saw that renewal).
+// leaseDuration; also when stop() came while the write that took the Lease was in flight. Leading ends
+// with the writes too: `writeGate` (write-gate.ts, put in front of the reconcilers' API clients with
+// gatedKubeConfig) admits writes only until renewDeadline after the last successful renewal, and never
+// later than leaseDuration minus half the spare time (leaseDuration - renewDeadline) after it was sent;
+// stepping down closes it and aborts the writes in flight. So the old leader has stopped writing before
+// the new one may take the Lease (leaseDuration after it saw that renewal).
 import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { realTimers, type Timers } from './runtime/timers.ts';
 import { WriteGate } from './write-gate.ts';
@@ -68,6 +69,9 @@ export class LeaderElector {
   private readonly timers: Timers;
   private observed: { resourceVersion: string; at: number } | undefined;
   private leading = false;
+  /** The Lease may name this replica: a write of it was sent and not refused (its answer may never have
+   * come, or come after stop()); false once it surely names someone else. stop() releases it then. */
+  private mayHold = false;
   private lastRenewAt = 0;
   private running = false;
   private cancelTimer: (() => void) | undefined;
@@ -104,21 +108,21 @@ export class LeaderElector {
     this.schedule(0);
   }
 
-  /** Stops competing; when leading, stops leading (waits for onStoppedLeading) and releases the Lease. */
+  /** Stops competing; when leading, stops leading (waits for onStoppedLeading); releases the Lease when
+   * it may name this replica, also when the answer to the write that took it has not come yet. */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
     this.cancelTimer?.();
     this.cancelWatchdog?.();
     await this.tick;
-    if (this.leading) {
-      this.stepDown('shutting down');
-      await this.transitions;
+    if (this.leading) this.stepDown('shutting down');
+    await this.transitions;
+    if (this.mayHold) {
       await this.withTimeout(this.release(), this.renewDeadlineMs).catch((err: unknown) =>
         this.opts.logger?.warn(`LeaderReleaseFailed: Lease ${this.lease}: ${err instanceof Error ? err.message : String(err)}`, { reason: 'LeaderReleaseFailed' }),
       );
     }
-    await this.transitions;
   }
 
   private schedule(ms: number): void {
@@ -138,9 +142,10 @@ export class LeaderElector {
         // Others may take the Lease leaseDuration after they saw this renewal, at the earliest after it was
         // sent: writes stop renewDeadline after it succeeded, and in any case half the spare time before that.
         const spare = (this.leaseDurationMs - this.renewDeadlineMs) / 2;
-        if (this.running) this.writeGate.openUntil(Math.min(this.lastRenewAt + this.renewDeadlineMs, sentAt + this.leaseDurationMs - spare));
+        if (!this.running) return; // stop() releases it
+        this.writeGate.openUntil(Math.min(this.lastRenewAt + this.renewDeadlineMs, sentAt + this.leaseDurationMs - spare));
         this.armWatchdog();
-        if (!this.leading && this.running) this.stepUp();
+        if (!this.leading) this.stepUp();
       } else if (this.leading) {
         this.stepDown('another replica holds the Lease');
       }
@@ -220,7 +225,11 @@ export class LeaderElector {
     const lease = await this.read();
     const observedAt = this.observe(lease, now);
     const decision = decideLease(lease, this.opts.identity, now, observedAt, this.leaseDurationMs);
-    if (decision === 'wait') return false;
+    if (decision === 'wait') {
+      this.mayHold = false;
+      return false;
+    }
+    this.mayHold = true;
     const at = new V1MicroTime(now);
     const durationSeconds = Math.max(1, Math.ceil(this.leaseDurationMs / 1000));
     try {
@@ -258,7 +267,10 @@ export class LeaderElector {
       return true;
     } catch (err) {
       // Someone else wrote first (create raced, or the resourceVersion moved on): not ours this round.
-      if (err instanceof ApiException && err.code === 409) return false;
+      if (err instanceof ApiException && err.code === 409) {
+        this.mayHold = false;
+        return false;
+      }
       throw err;
     }
   }
@@ -267,7 +279,10 @@ export class LeaderElector {
   private async release(): Promise<void> {
     try {
       const lease = await this.read();
-      if (!lease || lease.spec?.holderIdentity !== this.opts.identity) return;
+      if (!lease || lease.spec?.holderIdentity !== this.opts.identity) {
+        this.mayHold = false;
+        return;
+      }
       await this.api.replaceNamespacedLease({
         name: this.name,
         namespace: this.opts.namespace,
@@ -282,6 +297,7 @@ export class LeaderElector {
           },
         },
       });
+      this.mayHold = false;
       this.opts.logger?.info(`LeaderReleased: ${this.opts.identity} released Lease ${this.lease}`, { reason: 'LeaderReleased' });
     } catch (err) {
       this.opts.logger?.warn(`LeaderReleaseFailed: Lease ${this.lease}: ${err instanceof Error ? err.message : String(err)}; the next leader waits for it to expire`, {
