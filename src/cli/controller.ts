@@ -93,7 +93,11 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       maxFunctions: config.maxFunctionsPerRepository,
       minIntervalMs: config.minInterval,
     },
-    limits: { functionsPerNamespace: config.maxFunctionsPerNamespace },
+    limits: {
+      functionsPerNamespace: config.maxFunctionsPerNamespace,
+      buildsPerNamespace: config.maxBuildsPerNamespace,
+      ...(config.maxSyncsPerNamespace ? { syncsPerNamespace: config.maxSyncsPerNamespace } : {}),
+    },
     ...(config.imagePullSecrets?.length ? { imagePullSecrets: config.imagePullSecrets } : {}),
     ...(config.registrySecret ? { registrySecretName: config.registrySecret } : {}),
     resyncMs: config.resyncPeriod,

@@ -3,7 +3,9 @@
 // Specs only; config.ts reads them with the rest.
 import { z } from 'zod';
 import {
+  DEFAULT_BUILDS_PER_NAMESPACE,
   DEFAULT_FUNCTIONS_PER_NAMESPACE,
+  DEFAULT_SYNC_CONCURRENCY,
   DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
   DEFAULT_MIN_INTERVAL_MS,
 } from '../platform/kubernetes/settings.ts';
@@ -59,11 +61,22 @@ export const controllerTuningSpecs = {
   gitMaxFetchBytes: { env: 'SLESS_GIT_MAX_FETCH_BYTES', schema: positive, default: DEFAULT_MAX_FETCH_BYTES, describe: 'most bytes one git response of a sync may bring' },
   maxFunctionsPerRepository: { env: 'SLESS_MAX_FUNCTIONS_PER_REPOSITORY', schema: positive, default: DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, describe: 'most function folders one repository may hold' },
   maxFunctionsPerNamespace: { env: 'SLESS_MAX_FUNCTIONS_PER_NAMESPACE', schema: positive, default: DEFAULT_FUNCTIONS_PER_NAMESPACE, describe: 'most Functions one namespace may hold (git and /v1 together)' },
+  maxSyncsPerNamespace: {
+    env: 'SLESS_MAX_SYNCS_PER_NAMESPACE',
+    schema: positive.optional(),
+    describe: 'most repository syncs of one namespace at once (default: half of SLESS_SYNC_CONCURRENCY, at least 1), so another namespace always finds a slot',
+  },
+  maxBuildsPerNamespace: {
+    env: 'SLESS_MAX_BUILDS_PER_NAMESPACE',
+    schema: positive,
+    default: DEFAULT_BUILDS_PER_NAMESPACE,
+    describe: 'most build Jobs of one namespace running at once; more wait (Building, BuildQueued) for one of its own to end',
+  },
   minInterval: { env: 'SLESS_MIN_INTERVAL', schema: duration, default: DEFAULT_MIN_INTERVAL_MS, describe: 'shortest spec.interval honoured (shorter ones are raised to it)' },
   imagePullSecrets: { env: 'SLESS_IMAGE_PULL_SECRETS', schema: list, describe: 'Secrets (in each function namespace) function pods pull their image with, comma-separated' },
   registrySecret: { env: 'SLESS_REGISTRY_SECRET', schema: z.string().min(1).optional(), describe: 'Secret in the build namespace with the docker config.json kaniko pushes with (default sless-registry)' },
   resyncPeriod: { env: 'SLESS_RESYNC_PERIOD', schema: duration, default: 600_000, describe: 'every object is reconciled again at least this often' },
-  syncConcurrency: { env: 'SLESS_SYNC_CONCURRENCY', schema: positive, default: 2, describe: 'repository syncs at once' },
+  syncConcurrency: { env: 'SLESS_SYNC_CONCURRENCY', schema: positive, default: DEFAULT_SYNC_CONCURRENCY, describe: 'repository syncs at once' },
   buildConcurrency: { env: 'SLESS_BUILD_CONCURRENCY', schema: positive, default: 8, describe: 'Function reconciles (builds, rollouts) at once' },
   reconcileConcurrency: { env: 'SLESS_RECONCILE_CONCURRENCY', schema: positive, default: 8, describe: 'Trigger and FunctionJob reconciles at once' },
   uploadConcurrency: { env: 'SLESS_UPLOAD_CONCURRENCY', schema: positive, default: 8, describe: 'build-context uploads at once per sync' },

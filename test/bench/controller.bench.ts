@@ -170,6 +170,8 @@ runBench(async (life) => {
     // The defaults (500 per repository, 1,000 per namespace) are below what the benchmark asks for.
     SLESS_MAX_FUNCTIONS_PER_REPOSITORY: String(Math.max(500, PER_REPO)),
     SLESS_MAX_FUNCTIONS_PER_NAMESPACE: String(Math.max(1000, N * 2)),
+    // The harness finishes every build at once; production lets one namespace run 10 at a time.
+    SLESS_MAX_BUILDS_PER_NAMESPACE: String(N * 2),
     SLESS_LOG_LEVEL: process.env.SLESS_LOG_LEVEL ?? 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',

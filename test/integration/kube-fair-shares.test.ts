@@ -5,11 +5,14 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { rm } from 'node:fs/promises';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
 import { buildApp } from '../../src/http/build-app.ts';
+import { GROUP, VERSION } from '../../src/platform/kubernetes/crd-types.ts';
+import { DEFAULT_BUILDS_PER_NAMESPACE } from '../../src/platform/kubernetes/settings.ts';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import { PlatformError } from '../../src/platform/types.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store/memory-log.ts';
@@ -64,22 +67,34 @@ function delivery(after: string): { body: string; headers: Record<string, string
   return { body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': after, 'x-hub-signature-256': `sha256=${sig}` } };
 }
 
+/** The abuser: several repositories of several functions each, in its own namespace (another tenant). */
+const ABUSER = { repositories: 4, functionsEach: 5 } as const;
+/** Victim rounds per condition: the bound is on the median, so one slow round (a GC, another session's burst) does not decide. */
+const ROUNDS = 3;
+
 describe('one abusive tenant, and another tenant’s push-to-serve time', () => {
   let kit: Kit;
   let app: FastifyInstance;
   let base = '';
-  let abuserClone: WorkClone;
+  let abuserNs = '';
+  const abuserClones: WorkClone[] = [];
   before(async () => {
-    kit = await setupKit('kube-abuse');
+    // Production's share of builds (the kit lifts it for suites that build many functions at once).
+    kit = await setupKit('kube-abuse', undefined, { limits: { buildsPerNamespace: DEFAULT_BUILDS_PER_NAMESPACE } });
+    abuserNs = await kit.addNamespace('kube-abuse-abuser');
     const core = kit.kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedSecret({
-      namespace: kit.ns,
-      body: { metadata: { name: 'hooks' }, type: 'sless.kube5s.ru/git-credentials', stringData: { webhookSecret: WEBHOOK_SECRET } },
-    });
-    const abuserRepo = await createRepo(sharedGitServer(), 'kube-abuse-abuser');
-    abuserClone = await WorkClone.create(abuserRepo);
-    await abuserClone.write({ ...nodeFunction('noise') });
-    await abuserClone.commitAndPush('noise');
+    for (const namespace of [kit.ns, abuserNs]) {
+      await core.createNamespacedSecret({
+        namespace,
+        body: { metadata: { name: 'hooks' }, type: 'sless.kube5s.ru/git-credentials', stringData: { webhookSecret: WEBHOOK_SECRET } },
+      });
+    }
+    for (let r = 0; r < ABUSER.repositories; r++) {
+      const clone = await WorkClone.create(await createRepo(sharedGitServer(), `kube-abuse-abuser-${r}`));
+      await clone.write(Object.assign({}, ...Array.from({ length: ABUSER.functionsEach }, (_, f) => nodeFunction(`noise-${r}-${f}`))));
+      await clone.commitAndPush('noise');
+      abuserClones.push(clone);
+    }
     await kit.clone.write({ ...nodeFunction('victim') });
     await kit.clone.commitAndPush('victim');
     // The shared HTTP surface of `sless controller`, with its rate limits (small, so the flood reaches them).
@@ -90,66 +105,87 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
       auth: { key: { kind: 'hs256', secret: SECRET } },
       registry: new Registry(),
       logger: false,
-      rateLimits: { v1PerMinute: 120, hooksPerMinute: 30 },
+      rateLimits: { v1PerMinute: 120, hooksPerMinute: 10 },
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     await kit.startController();
     await kit.createRepository('victim', { secretRef: { name: 'hooks' }, interval: '10m' });
-    await kit.createRepository('abuser', { url: abuserRepo.url, secretRef: { name: 'hooks' }, interval: '10m' });
+    const custom = kit.kc.makeApiClient(CustomObjectsApi);
+    for (const [r, clone] of abuserClones.entries()) {
+      await custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: abuserNs,
+        plural: 'functionrepositories',
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'FunctionRepository', metadata: { name: `abuser-${r}` }, spec: { url: clone.repo.url, secretRef: { name: 'hooks' }, interval: '10s' } },
+      });
+    }
     await serveFirstBuild(kit, 'victim');
   });
   after(async () => {
     await app?.close();
     await kit?.dispose();
+    for (const c of abuserClones) await rm(c.dir, { recursive: true, force: true });
   });
 
-  /** Push a code change to the victim, deliver its webhook, play its build and rollout: ms until Ready on the new image. */
-  async function pushToServe(round: number): Promise<number> {
-    const started = Date.now();
+  /** Where one round's time went (ms from the push): synced, build Job made, image deployed, Ready. */
+  interface Round {
+    readonly total: number;
+    readonly synced: number;
+    readonly jobMade: number;
+    readonly deployed: number;
+  }
+
+  /**
+   * Push a code change to the victim, deliver its webhook, play its build and rollout: ms from the pushed
+   * commit's delivery until Ready on the new image. The clock starts once the push has landed: the test's
+   * git server (the git host, not sless) is loaded by the abuser's pushes too.
+   */
+  async function pushToServe(round: number): Promise<Round> {
     await kit.clone.write(nodeFunction('victim', { body: `exports.handle = async () => ({ round: ${round} });\n` }));
     const sha = await kit.clone.commitAndPush(`victim round ${round}`);
+    const started = Date.now();
+    const since = () => Date.now() - started;
     const { body, headers } = delivery(sha);
     const res = await fetch(`${base}/hooks/${kit.ns}/victim`, { method: 'POST', headers, body });
     assert.equal(res.status, 202, await res.text());
     const before = (await kit.getFunction('victim'))?.status?.imageRef;
-    const job = await eventually(
-      async () => {
-        const jobs = (await kit.buildJobs('victim')).filter((j) => !j.status?.succeeded);
-        assert.ok(jobs[0], 'a new build Job for victim');
-        return jobs[0];
-      },
-      { timeoutMs: 120_000, intervalMs: 100 },
-    );
+    const fast = { timeoutMs: 120_000, intervalMs: 50 };
+    await eventually(async () => assert.equal((await kit.getRepository('victim')).status?.revision, sha), fast);
+    const synced = since();
+    const job = await eventually(async () => {
+      const jobs = (await kit.buildJobs('victim')).filter((j) => !j.status?.succeeded);
+      assert.ok(jobs[0], 'a new build Job for victim');
+      return jobs[0];
+    }, fast);
+    const jobMade = since();
     const digest = `sha256:${round.toString(16).padStart(64, 'c')}`;
     await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: digest });
     // Play the rollout of the new image, not the finished one of the old: wait until the Deployment has it.
-    await eventually(
-      async () => {
-        const d = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'victim' });
-        assert.ok(d.spec?.template.spec?.containers[0]?.image?.endsWith(digest), 'the Deployment runs the new image');
-      },
-      { timeoutMs: 120_000, intervalMs: 100 },
-    );
+    await eventually(async () => {
+      const d = await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'victim' });
+      assert.ok(d.spec?.template.spec?.containers[0]?.image?.endsWith(digest), 'the Deployment runs the new image');
+    }, fast);
+    const deployed = since();
     await kit.serve('victim');
-    await eventually(
-      async () => {
-        const fn = await kit.getFunction('victim');
-        assert.notEqual(fn?.status?.imageRef, before);
-        assert.equal(fn?.status?.phase, 'Ready', JSON.stringify(fn?.status));
-      },
-      { timeoutMs: 120_000, intervalMs: 100 },
-    );
-    return Date.now() - started;
+    await eventually(async () => {
+      const fn = await kit.getFunction('victim');
+      assert.notEqual(fn?.status?.imageRef, before);
+      assert.equal(fn?.status?.phase, 'Ready', JSON.stringify(fn?.status));
+    }, fast);
+    return { total: since(), synced, jobMade, deployed };
   }
 
   it('serves the victim while the abuser floods /v1, /hooks and git, and measures its push-to-serve time with and without', async (t) => {
-    const quiet = [await pushToServe(1), await pushToServe(2)];
+    const quiet: Round[] = [];
+    for (let i = 0; i < ROUNDS; i++) quiet.push(await pushToServe(1 + i));
 
-    // The abuser: its own /v1 token flooding its namespace, signed deliveries flooding /hooks for its
-    // repository, and a push to its repository every 300 ms.
+    // The abuser: its own /v1 token flooding /v1, signed deliveries flooding /hooks for each of its
+    // repositories, and a push every second (to its repositories in turn) changing every function of the
+    // repository (a new build per function per push; its builds never finish: long builds).
     const token = await hs256Token({}, { sub: 'abuser@example.com' });
-    const abuserNs = namespaceForSubject('abuser@example.com');
+    const abuserV1Ns = namespaceForSubject('abuser@example.com');
     let stop = false;
     const counts = { v1: 0, v1Limited: 0, hooks: 0, hooksLimited: 0, pushes: 0 };
     const flood = async (send: () => Promise<Response>, ok: 'v1' | 'hooks', limited: 'v1Limited' | 'hooksLimited') => {
@@ -160,40 +196,56 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
         else counts[ok]++;
       }
     };
-    let lastSha = '1'.repeat(40);
+    const lastSha = abuserClones.map(() => '1'.repeat(40));
+    let next = 0;
     const workers = [
-      ...Array.from({ length: 4 }, () => flood(() => fetch(`${base}/v1/namespaces/${abuserNs}/functions`, { headers: { authorization: `Bearer ${token}` } }), 'v1', 'v1Limited')),
+      ...Array.from({ length: 4 }, () => flood(() => fetch(`${base}/v1/namespaces/${abuserV1Ns}/functions`, { headers: { authorization: `Bearer ${token}` } }), 'v1', 'v1Limited')),
       ...Array.from({ length: 4 }, () =>
         flood(() => {
-          const { body, headers } = delivery(lastSha);
-          return fetch(`${base}/hooks/${kit.ns}/abuser`, { method: 'POST', headers, body });
+          const r = next++ % abuserClones.length;
+          const { body, headers } = delivery(lastSha[r] ?? '');
+          return fetch(`${base}/hooks/${abuserNs}/abuser-${r}`, { method: 'POST', headers, body });
         }, 'hooks', 'hooksLimited'),
       ),
       (async () => {
         for (let i = 0; !stop; i++) {
-          await abuserClone.write({ 'functions/noise/handler.js': `exports.handle = async () => ${i};\n` });
-          lastSha = await abuserClone.commitAndPush(`noise ${i}`);
+          const pushed = Date.now();
+          const r = i % abuserClones.length;
+          const clone = abuserClones[r] as WorkClone;
+          await clone.write(Object.assign({}, ...Array.from({ length: ABUSER.functionsEach }, (_, f) => ({ [`functions/noise-${r}-${f}/handler.js`]: `exports.handle = async () => ${i};\n` }))));
+          lastSha[r] = await clone.commitAndPush(`noise ${i}`);
           counts.pushes++;
-          await new Promise((r) => setTimeout(r, 300));
+          await new Promise((res) => setTimeout(res, Math.max(0, 1_000 - (Date.now() - pushed))));
         }
       })(),
     ];
-    let loud: number[];
+    const loud: Round[] = [];
     try {
-      await new Promise((r) => setTimeout(r, 2_000));
-      loud = [await pushToServe(3), await pushToServe(4)];
+      await new Promise((r) => setTimeout(r, 3_000));
+      for (let i = 0; i < ROUNDS; i++) loud.push(await pushToServe(1 + ROUNDS + i));
     } finally {
       stop = true;
       await Promise.all(workers);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    t.diagnostic(`push-to-serve without the abuser: ${quiet.join(', ')} ms; with it: ${loud.join(', ')} ms; abuser sent ${JSON.stringify(counts)}`);
+    const phases = (rs: Round[]) =>
+      `total ${rs.map((r) => r.total).join('/')} ms (median ${median(rs.map((r) => r.total))}); median to synced ${median(rs.map((r) => r.synced))}, to build Job ${median(rs.map((r) => r.jobMade))}, to deployed ${median(rs.map((r) => r.deployed))}`;
+    const abuserJobs = (await kit.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: kit.buildNs, labelSelector: `sless.kube5s.ru/function-namespace=${abuserNs}` })).items.length;
+    // Its share of builds: the Jobs it started never finish, so it never had more than the cap.
+    assert.ok(abuserJobs <= DEFAULT_BUILDS_PER_NAMESPACE, `the abuser has ${abuserJobs} build Jobs, more than its share of ${DEFAULT_BUILDS_PER_NAMESPACE}`);
+    t.diagnostic(`without the abuser: ${phases(quiet)}`);
+    t.diagnostic(`with the abuser:    ${phases(loud)}`);
+    t.diagnostic(`the abuser sent ${JSON.stringify(counts)}; its build Jobs: ${abuserJobs}`);
+    const ratio = median(loud.map((r) => r.total)) / median(quiet.map((r) => r.total));
+    t.diagnostic(`ratio of medians with/without the abuser: ${ratio.toFixed(2)}`);
     assert.ok(counts.v1Limited > 0 && counts.hooksLimited > 0, `the abuser reached its limits: ${JSON.stringify(counts)}`);
     // The victim is still served while the abuser floods (each round above waited for Ready on the new image).
-    // NOT asserted: "within 2x". On this 2-core machine shared with seven other sessions the victim took
-    // 1.6-4.6x as long with the abuser (the abuser's own accepted syncs and builds, and the flood's CPU in
-    // this one process); the figures are in the diagnostic line. Issue 11 item 5 stays open on that point.
-    t.diagnostic(`ratio of medians with/without the abuser: ${(median(loud) / median(quiet)).toFixed(2)}`);
+    // NOT asserted yet: the goal, median with the abuser <= 1.2x the median without (medians of ROUNDS
+    // rounds each, same run: 1.2x is about the spread of quiet rounds here). Before namespace-fair queues,
+    // one sync per namespace at once and ten builds per namespace the victim took 4.6-7.4x as long; after,
+    // 4.3x and 1.34x in two runs on this 2-core machine at load average 25-40 (the API server, the git
+    // server and this process's CPU are shared too, and no queue decides those). The figures are in the
+    // diagnostic lines; issue 11 item 5 stays open until the bound holds reliably.
   });
 });
 

@@ -41,7 +41,7 @@ import { reuseConnections } from './runtime/reuse-connections.ts';
 import { listAllPages } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
-import { LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
+import { DEFAULT_SYNC_CONCURRENCY, defaultSyncsPerNamespace, LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
 
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
@@ -52,8 +52,8 @@ export interface ControllerOptions {
   /** Default: S3ArtifactStore from settings.s3. */
   readonly store?: ArtifactStore;
   readonly timers?: Timers;
-  /** Watch only this namespace (a namespace-scoped controller; also keeps parallel test controllers apart). */
-  readonly watchNamespace?: string;
+  /** Watch only this namespace, or these (a namespace-scoped controller; also keeps parallel test controllers apart). */
+  readonly watchNamespace?: string | readonly string[];
   /** Work-queue retry backoff (tests shorten it). */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
   /** Receives one `started` record per build Job this controller creates and one outcome per finished build. */
@@ -72,10 +72,10 @@ export class Controller {
   private readonly series: Metrics;
   readonly store: ArtifactStore;
   private readonly informers: {
-    repositories: ResilientInformer<RepositoryResource & KubernetesObject>;
-    functions: ResilientInformer<FunctionResource & KubernetesObject>;
-    triggers: ResilientInformer<TriggerResource & KubernetesObject>;
-    functionJobs: ResilientInformer<FunctionJobResource & KubernetesObject>;
+    repositories: InformerGroup<RepositoryResource & KubernetesObject>;
+    functions: InformerGroup<FunctionResource & KubernetesObject>;
+    triggers: InformerGroup<TriggerResource & KubernetesObject>;
+    functionJobs: InformerGroup<FunctionJobResource & KubernetesObject>;
     jobs: InformerGroup<V1Job>;
     deployments: InformerGroup<V1Deployment>;
     services: InformerGroup<V1Service>;
@@ -120,24 +120,31 @@ export class Controller {
     const batch = kubeConfig.makeApiClient(BatchV1Api);
     const onError = (name: string, err: unknown, delay: number) =>
       logger.warn(`InformerRestart: ${name} list/watch failed (${apiMessage(err)}); restarting in ${delay} ms`, { reason: 'InformerRestart' });
-    const watchNs = opts.watchNamespace;
+    const watched = opts.watchNamespace === undefined ? [] : typeof opts.watchNamespace === 'string' ? [opts.watchNamespace] : [...opts.watchNamespace];
+    /** One informer per watched namespace, or one cluster-wide. */
+    const scopes: ReadonlyArray<string | undefined> = watched.length > 0 ? watched : [undefined];
     const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void) =>
-      new ResilientInformer<T>({
-        kubeConfig,
-        name: KINDS[kind].plural,
-        path: `/apis/${GROUP}/${VERSION}/${watchNs ? `namespaces/${watchNs}/` : ''}${KINDS[kind].plural}`,
-        list: () =>
-          listAllPages(
-            (page) =>
-              (watchNs
-                ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: watchNs, plural: KINDS[kind].plural, ...page })
-                : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural, ...page })) as Promise<KubernetesListObject<T>>,
-          ),
-        resyncMs,
-        onEvent,
-        onError,
-        ...(opts.timers ? { timers: opts.timers } : {}),
-      });
+      new InformerGroup<T>(
+        scopes.map(
+          (ns) =>
+            new ResilientInformer<T>({
+              kubeConfig,
+              name: ns && watched.length > 1 ? `${KINDS[kind].plural} in ${ns}` : KINDS[kind].plural,
+              path: `/apis/${GROUP}/${VERSION}/${ns ? `namespaces/${ns}/` : ''}${KINDS[kind].plural}`,
+              list: () =>
+                listAllPages(
+                  (page) =>
+                    (ns
+                      ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: KINDS[kind].plural, ...page })
+                      : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural, ...page })) as Promise<KubernetesListObject<T>>,
+                ),
+              resyncMs,
+              onEvent,
+              onError,
+              ...(opts.timers ? { timers: opts.timers } : {}),
+            }),
+        ),
+      );
     const selector = `${LABELS.managedBy}=sless`;
     const apps = kubeConfig.makeApiClient(AppsV1Api);
     const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -150,7 +157,7 @@ export class Controller {
       extraNamespaces: readonly string[] = [],
     ) =>
       new InformerGroup<T>(
-        (watchNs ? [...new Set([watchNs, ...extraNamespaces])] : [undefined]).map((ns) => {
+        (watched.length > 0 ? [...new Set([...watched, ...extraNamespaces])] : [undefined]).map((ns) => {
           const base = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`;
           return new ResilientInformer<T>({
             kubeConfig,
@@ -226,15 +233,16 @@ export class Controller {
     const functionJobs = new FunctionJobReconciler(ctx);
     const c = settings.concurrency ?? {};
     const pools = (this.pools = {
-      syncs: new PQueue({ concurrency: c.syncs ?? 2 }),
+      syncs: new PQueue({ concurrency: c.syncs ?? DEFAULT_SYNC_CONCURRENCY }),
       builds: new PQueue({ concurrency: c.builds ?? 8 }),
       other: new PQueue({ concurrency: c.reconciles ?? 8 }),
     });
-    const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>, groupOf: (key: string) => string) =>
+    const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>, groupOf: (key: string) => string, maxRunningPerNamespace?: number) =>
       new WorkQueue({
         name: kind,
         pool,
         groupOf,
+        ...(maxRunningPerNamespace ? { maxRunningPerNamespace } : {}),
         ...(opts.backoff ? { backoff: opts.backoff } : {}),
         ...(opts.timers ? { timers: opts.timers } : {}),
         handler: async (key) => {
@@ -256,7 +264,14 @@ export class Controller {
         onDepth: (name, depth) => this.metrics.queueDepth.set({ queue: name }, depth),
       });
     this.queues = {
-      FunctionRepository: queue('FunctionRepository', pools.syncs, (k) => this.repositoryReconciler.reconcile(k), (k) => splitKey(k).namespace),
+      // Syncs run long (fetch, uploads): one namespace never holds the whole pool (fair shares, README).
+      FunctionRepository: queue(
+        'FunctionRepository',
+        pools.syncs,
+        (k) => this.repositoryReconciler.reconcile(k),
+        (k) => `${splitKey(k).namespace}/${splitKey(k).name}`,
+        settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(pools.syncs.concurrency),
+      ),
       Function: queue('Function', pools.builds, (k) => functions.reconcile(k), (k) => repositoryGroup(k, caches.functions)),
       Trigger: queue('Trigger', pools.other, (k) => triggers.reconcile(k), (k) => repositoryGroup(k, caches.triggers)),
       FunctionJob: queue('FunctionJob', pools.other, (k) => functionJobs.reconcile(k), (k) => repositoryGroup(k, caches.functionJobs)),

@@ -82,7 +82,18 @@ export interface GitSettings {
 export interface TenantLimits {
   /** Most Functions one namespace may hold, git-managed and /v1-made together; default 1000. */
   readonly functionsPerNamespace?: number;
+  /** Most repository syncs of one namespace at once; default half the sync pool (defaultSyncsPerNamespace). */
+  readonly syncsPerNamespace?: number;
+  /** Most build Jobs of one namespace running at once; default DEFAULT_BUILDS_PER_NAMESPACE. */
+  readonly buildsPerNamespace?: number;
 }
+
+export const DEFAULT_SYNC_CONCURRENCY = 2;
+/** Half the sync pool (at least one): whatever one namespace queues, another finds a free slot at once. */
+export function defaultSyncsPerNamespace(syncs: number): number {
+  return Math.max(1, Math.floor(syncs / 2));
+}
+
 
 export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
 export const DEFAULT_MIN_INTERVAL_MS = 10_000;
@@ -93,3 +104,5 @@ export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
 export const LEGACY_BUILD_S3_SECRET = 'sless-build-s3';
 export const DEFAULT_REGISTRY_SECRET = 'sless-registry';
 export const DEFAULT_BUILD_NAMESPACE = 'sless-builds';
+/** A namespace's builds running at once: more wait (Building, `BuildQueued`) until one of its builds ends. */
+export const DEFAULT_BUILDS_PER_NAMESPACE = 10;

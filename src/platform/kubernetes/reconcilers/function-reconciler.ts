@@ -10,12 +10,14 @@ import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { stamped, upToDate } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
+import { DEFAULT_BUILDS_PER_NAMESPACE } from '../settings.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
 import type { BuildRecord } from '../../../store/types.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
+import { BUILD_QUEUED_RECHECK_MS, buildShare, runningBuildsOf } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
 import { rolloutOf } from './rollout.ts';
 import { writeStatus } from './status-writer.ts';
@@ -214,6 +216,11 @@ export class FunctionReconciler {
     }
 
     if (!job) {
+      const share = buildShare(runningBuildsOf(ctx.caches.jobs.list(buildNs), namespace), ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE, namespace);
+      if (!share.start) {
+        const queued = { outcome: { kind: 'progressing', reason: 'BuildQueued', message: share.message }, status: { phase: 'Building', message: share.message, url } } as const;
+        return { kind: 'waiting', result: { ...queued, requeueAfterMs: BUILD_QUEUED_RECHECK_MS } };
+      }
       if (!(await this.contextExists(s3Key))) {
         return {
           kind: 'waiting',

@@ -25,7 +25,52 @@ describe('FairLanes', () => {
   });
 });
 
+describe('FairLanes between namespaces', () => {
+  it('gives each namespace a turn, whatever the number of its repositories', () => {
+    const lanes = new FairLanes<string>();
+    for (let r = 0; r < 40; r++) for (let i = 0; i < 25; i++) lanes.push(`abuser/repo-${r}`, `abuser/repo-${r}#${i}`);
+    lanes.push('victim/app', 'victim/app#0');
+    lanes.push('victim/app', 'victim/app#1');
+    const order = Array.from({ length: 5 }, () => lanes.shift());
+    // The abuser's forty repositories share its one turn in every round; inside it they take turns.
+    assert.deepEqual(order, ['abuser/repo-0#0', 'victim/app#0', 'abuser/repo-1#0', 'victim/app#1', 'abuser/repo-2#0']);
+    assert.equal(lanes.groups, 40);
+  });
+
+  it('serves first the namespace running the fewest, and none that may not run', () => {
+    const lanes = new FairLanes<string>();
+    lanes.push('a/x', 'a1');
+    lanes.push('a/y', 'a2');
+    lanes.push('b/x', 'b1');
+    const running: Record<string, number> = { a: 0, b: 3 };
+    const busy = (ns: string) => running[ns] ?? 0;
+    assert.equal(lanes.shift(busy), 'a1');
+    running.a = 3;
+    assert.equal(lanes.shift(busy), 'b1', 'a tie goes by turn: a took the last one');
+    assert.equal(lanes.shift(busy, (ns) => ns !== 'a'), undefined, 'only a waits, and a may not run');
+    assert.equal(lanes.size, 1);
+    assert.equal(lanes.shift(busy), 'a2');
+  });
+});
+
 describe('FairPool', () => {
+  it('starts a quiet namespace’s task before more of a busy one’s', async () => {
+    const pool = new FairPool(2);
+    const started: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const task = (name: string) => async () => {
+      started.push(name);
+      await gate;
+    };
+    const all = [pool.add('a/r1', task('a1')), pool.add('a/r2', task('a2')), pool.add('a/r3', task('a3')), pool.add('b/r1', task('b1'))];
+    // a1 and a2 took both slots; when one ends, b (running none) goes before a3.
+    assert.deepEqual(started, ['a1', 'a2']);
+    open();
+    await Promise.all(all);
+    assert.deepEqual(started, ['a1', 'a2', 'b1', 'a3']);
+  });
+
   it('runs at most `concurrency` tasks and serves a small group while a large one is queued', async () => {
     const pool = new FairPool(2);
     const started: string[] = [];

@@ -1,26 +1,54 @@
-// Round robin over groups: items of one group wait in their own lane and the lanes take turns, so one
-// group with a thousand items (a large repository) delays another group's first item by at most one
-// item per group ahead of it, not by a thousand. The queue and the upload pool of the controller use it.
+// Round robin over tenants, then over groups: items of one group wait in their own lane, the lanes of one
+// tenant take turns, and the tenants take turns. A group is `namespace/repository` (or `namespace`): its
+// tenant is the part before the first `/`. So one tenant with a thousand items in forty repositories
+// delays another tenant's first item by one item, not by forty (one per repository) nor a thousand; and
+// one large repository delays another repository of its own namespace by one item. The work queues and
+// the upload pool of the controller use it.
+export function tenantOf(group: string): string {
+  const slash = group.indexOf('/');
+  return slash < 0 ? group : group.slice(0, slash);
+}
+
 export class FairLanes<T> {
-  /** Insertion order is the turn order: a lane that gave an item moves to the end. */
-  private readonly lanes = new Map<string, T[]>();
+  /** Insertion order is the turn order, at both levels: what gave an item moves to the end. */
+  private readonly tenants = new Map<string, Map<string, T[]>>();
   private count = 0;
 
   push(group: string, item: T): void {
-    const lane = this.lanes.get(group);
+    const tenant = tenantOf(group);
+    let lanes = this.tenants.get(tenant);
+    if (!lanes) this.tenants.set(tenant, (lanes = new Map()));
+    const lane = lanes.get(group);
     if (lane) lane.push(item);
-    else this.lanes.set(group, [item]);
+    else lanes.set(group, [item]);
     this.count++;
   }
 
-  /** The next item in turn; undefined when every lane is empty. */
-  shift(): T | undefined {
-    const first = this.lanes.entries().next();
-    if (first.done) return undefined;
-    const [group, lane] = first.value;
+  /**
+   * The next item in turn; undefined when every lane is empty, or when no tenant with waiting items may
+   * run (`mayRun`). `busy` (items of a tenant running now) puts first the tenant running the fewest,
+   * ties in turn order: a tenant that filled the pool waits until the others have as many running.
+   */
+  shift(busy?: (tenant: string) => number, mayRun?: (tenant: string) => boolean): T | undefined {
+    let chosen: string | undefined;
+    let least = Infinity;
+    for (const tenant of this.tenants.keys()) {
+      if (mayRun && !mayRun(tenant)) continue;
+      const n = busy ? busy(tenant) : 0;
+      if (n < least) {
+        chosen = tenant;
+        least = n;
+        if (!busy) break;
+      }
+    }
+    if (chosen === undefined) return undefined;
+    const lanes = this.tenants.get(chosen) as Map<string, T[]>;
+    const [group, lane] = lanes.entries().next().value as [string, T[]];
     const item = lane.shift() as T;
-    this.lanes.delete(group);
-    if (lane.length > 0) this.lanes.set(group, lane);
+    lanes.delete(group);
+    if (lane.length > 0) lanes.set(group, lane);
+    this.tenants.delete(chosen);
+    if (lanes.size > 0) this.tenants.set(chosen, lanes);
     this.count--;
     return item;
   }
@@ -31,18 +59,21 @@ export class FairLanes<T> {
 
   /** Groups with waiting items. */
   get groups(): number {
-    return this.lanes.size;
+    let n = 0;
+    for (const lanes of this.tenants.values()) n += lanes.size;
+    return n;
   }
 
   clear(): void {
-    this.lanes.clear();
+    this.tenants.clear();
     this.count = 0;
   }
 }
 
-/** At most `concurrency` tasks at once, taken from the groups' lanes in turn. */
+/** At most `concurrency` tasks at once, taken from the groups' lanes in turn (tenants running fewest first). */
 export class FairPool {
   private readonly waiting = new FairLanes<() => void>();
+  private readonly busy = new Map<string, number>();
   private running = 0;
   private idle: Array<() => void> = [];
 
@@ -51,16 +82,22 @@ export class FairPool {
   }
 
   add<T>(group: string, task: () => Promise<T>): Promise<T> {
+    const tenant = tenantOf(group);
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push(group, () => {
+      const start = () => {
         this.running++;
+        this.busy.set(tenant, (this.busy.get(tenant) ?? 0) + 1);
         task()
           .then(resolve, reject)
           .finally(() => {
             this.running--;
+            const left = (this.busy.get(tenant) ?? 1) - 1;
+            if (left > 0) this.busy.set(tenant, left);
+            else this.busy.delete(tenant);
             this.pump();
           });
-      });
+      };
+      this.waiting.push(group, start);
       this.pump();
     });
   }
@@ -78,7 +115,7 @@ export class FairPool {
 
   private pump(): void {
     while (this.running < this.concurrency) {
-      const start = this.waiting.shift();
+      const start = this.waiting.shift((t) => this.busy.get(t) ?? 0);
       if (!start) break;
       start();
     }

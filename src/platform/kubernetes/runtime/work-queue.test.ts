@@ -91,6 +91,58 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen.slice(0, 5), ['big:0', 'big:1', 'small:0', 'other:0', 'big:2']);
   });
 
+  it('takes turns by namespace first: a namespace of many repositories gets one turn per round', async () => {
+    const seen: string[] = [];
+    const pool = new PQueue({ concurrency: 1 });
+    const q = new WorkQueue({ name: 'fair', pool, timers: new FakeTimers(), groupOf: (key) => key.split('#')[0]!, handler: async (key) => void seen.push(key) });
+    for (let r = 0; r < 20; r++) for (let i = 0; i < 5; i++) q.add(`abuser/repo-${r}#${i}`);
+    q.add('victim/app#0');
+    await pool.onIdle();
+    assert.equal(seen.length, 101);
+    assert.ok(seen.indexOf('victim/app#0') <= 2, `the victim ran as key ${seen.indexOf('victim/app#0')}: ${seen.slice(0, 4).join(', ')}`);
+  });
+
+  it('runs at most maxRunningPerNamespace keys of one namespace, leaving the other slots to other namespaces', async () => {
+    const gates = new Map<string, () => void>();
+    const started: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const pool = new PQueue({ concurrency: 2 });
+    const q = new WorkQueue({
+      name: 'capped',
+      pool,
+      timers: new FakeTimers(),
+      maxRunningPerNamespace: 1,
+      handler: async (key) => {
+        started.push(key);
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise<void>((r) => gates.set(key, r));
+        running--;
+      },
+    });
+    for (let i = 0; i < 5; i++) q.add(`abuser/r${i}`);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(started, ['abuser/r0'], 'the abuser holds one slot of two');
+    q.add('victim/app');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(started, ['abuser/r0', 'victim/app'], 'the victim starts at once in the slot left free');
+    // Everything still runs, one abuser key at a time.
+    const drain = async () => {
+      while (q.depth() > 0) {
+        for (const [k, open] of gates) {
+          gates.delete(k);
+          open();
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    await drain();
+    await pool.onIdle();
+    assert.equal(started.length, 6);
+    assert.equal(peak, 2);
+  });
+
   it('retries failures with exponential backoff and forgets failures after a success', async () => {
     let calls = 0;
     const { q, pool, timers, errors } = setup(async () => {

@@ -1,10 +1,12 @@
 // A keyed work queue in the style of client-go's workqueue: a key is never handled twice at once; adding a
 // key while it runs gives exactly one more run after it (so a push during a sync is never lost); failures
 // retry with exponential backoff; a handler may ask to run again after a delay (spec.interval). Waiting keys
-// take turns by group (groupOf: the repository or namespace of the object), so one large repository
-// cannot delay the others: the pool runs anonymous turns, each picks the next key round robin.
+// take turns by namespace, then by group (groupOf: `namespace/repository` or `namespace`: fair-lanes.ts),
+// and the namespace running the fewest keys of this queue goes first, so one tenant's flood or one large
+// repository cannot delay the others; `maxRunningPerNamespace` caps what one namespace runs at once, so it
+// never holds every slot of the pool. The pool runs anonymous turns, each picks the next key.
 import type PQueue from 'p-queue';
-import { FairLanes } from './fair-lanes.ts';
+import { FairLanes, tenantOf } from './fair-lanes.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
 export interface HandlerResult {
@@ -21,8 +23,10 @@ export interface WorkQueueOptions {
   readonly timers?: Timers;
   readonly onError?: (key: string, err: unknown, retryInMs: number) => void;
   readonly onDepth?: (name: string, depth: number) => void;
-  /** The fairness group of a key (default: one group, i.e. first come first served). */
+  /** The fairness group of a key, `namespace/repository` or `namespace` (default: the key's namespace). */
   readonly groupOf?: (key: string) => string;
+  /** Most keys of one namespace running at once (default: no cap beyond the pool's). */
+  readonly maxRunningPerNamespace?: number;
 }
 
 type KeyState = 'queued' | 'running' | 'dirty';
@@ -33,6 +37,11 @@ export class WorkQueue {
   private readonly failures = new Map<string, number>();
   /** Queued keys by group; each key here has one turn waiting in the pool. */
   private readonly ready = new FairLanes<string>();
+  /** Running keys by namespace (the tenant of the key's group when it was queued). */
+  private readonly running = new Map<string, number>();
+  private readonly tenantOfQueued = new Map<string, string>();
+  /** Turns that found only namespaces at their cap: given back to the pool as a run ends. */
+  private parked = 0;
   private readonly timers: Timers;
   private stopped = false;
 
@@ -53,7 +62,9 @@ export class WorkQueue {
     this.cancelDelayed(key);
     this.state.set(key, 'queued');
     this.report();
-    this.ready.push(this.opts.groupOf?.(key) ?? '', key);
+    const group = this.opts.groupOf?.(key) ?? namespaceOf(key);
+    this.tenantOfQueued.set(key, tenantOf(group));
+    this.ready.push(group, key);
     void this.opts.pool.add(() => this.turn());
   }
 
@@ -90,10 +101,29 @@ export class WorkQueue {
     this.delayed.delete(key);
   }
 
-  /** One turn of the pool: the next queued key in round-robin order. */
+  /** One turn of the pool: the next queued key in turn, from the namespace running the fewest. */
   private async turn(): Promise<void> {
-    const key = this.ready.shift();
-    if (key !== undefined) await this.run(key);
+    const cap = this.opts.maxRunningPerNamespace;
+    const busy = (ns: string) => this.running.get(ns) ?? 0;
+    const key = this.ready.shift(busy, cap === undefined ? undefined : (ns) => busy(ns) < cap);
+    if (key === undefined) {
+      if (this.ready.size > 0) this.parked++;
+      return;
+    }
+    const ns = this.tenantOfQueued.get(key) ?? namespaceOf(key);
+    this.tenantOfQueued.delete(key);
+    this.running.set(ns, busy(ns) + 1);
+    try {
+      await this.run(key);
+    } finally {
+      const left = busy(ns) - 1;
+      if (left > 0) this.running.set(ns, left);
+      else this.running.delete(ns);
+      if (this.parked > 0) {
+        this.parked--;
+        void this.opts.pool.add(() => this.turn());
+      }
+    }
   }
 
   private async run(key: string): Promise<void> {
@@ -124,4 +154,9 @@ export class WorkQueue {
   private report(): void {
     this.opts.onDepth?.(this.opts.name, this.state.size);
   }
+}
+
+function namespaceOf(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
 }
