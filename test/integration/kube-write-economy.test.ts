@@ -22,11 +22,25 @@ async function eventsOf(kit: Kit, name: string, kind = 'Function') {
 
 describe('kube controller: one write per change', () => {
   let kit: Kit;
+  /** When each Deployment was applied, and each pod list of a Function's rollout (ms after that apply). */
+  const deploymentApplied = new Map<string, number>();
+  const rolloutPodLists: Array<{ selector: string; afterApplyMs: number }> = [];
   before(async () => {
     kit = await setupKit('kube-economy');
     await kit.clone.write({ ...nodeFunction('alpha', { yaml: CRON_YAML }), ...nodeFunction('beta') });
     await kit.clone.commitAndPush('two functions');
-    await kit.startController();
+    const { kube } = await kit.startController();
+    const apply = kube.apply.bind(kube);
+    kube.apply = async (obj) => {
+      if (obj.kind === 'Deployment') deploymentApplied.set(obj.metadata?.name ?? '', Date.now());
+      return apply(obj);
+    };
+    const listPods = kube.listPods.bind(kube);
+    kube.listPods = async (namespace, selector) => {
+      const fn = /sless\.kube5s\.ru\/function=([^,]+)/.exec(selector)?.[1];
+      if (namespace === kit.ns && fn) rolloutPodLists.push({ selector, afterApplyMs: Date.now() - (deploymentApplied.get(fn) ?? 0) });
+      return listPods(namespace, selector);
+    };
     await kit.createRepository('economy');
     const jobs = await eventually(async () => {
       const list = await kit.buildJobs();
@@ -45,6 +59,11 @@ describe('kube controller: one write per change', () => {
 
   it('writes each Trigger status once: http Enabled, cron Scheduled (no WaitingForImage write before the image)', () => {
     assert.equal(kit.controller!.kube.requestsByOperation['status:Trigger'], 3, JSON.stringify(writes(kit.controller!.kube)));
+  });
+
+  it('reads the pods of a rollout only once it has been unfinished for 3 s (a quick rollout needs no pod list)', () => {
+    assert.equal(deploymentApplied.size, 2);
+    for (const l of rolloutPodLists) assert.ok(l.afterApplyMs >= 2_900, `pods listed ${l.afterApplyMs} ms after the apply: ${l.selector}`);
   });
 
   it('records one Event per outcome of a new function: BuildStarted and BuildSucceeded', async () => {

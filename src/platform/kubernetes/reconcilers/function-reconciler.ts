@@ -25,7 +25,11 @@ import { failedContainer, jobFailureReason, jobState, latestJobPod, podOutput, t
 
 const LOG_TAIL_BYTES = 4096;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
-/** How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched). */
+/**
+ * How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched).
+ * Also how long a rollout may take before its pods are read at all: a new pod needs longer than that
+ * to crash-loop or fail its pull, so most rollouts finish without a single pod list.
+ */
 const ROLLOUT_POLL_MS = 3_000;
 
 type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number };
@@ -64,6 +68,9 @@ export class FunctionReconciler {
    */
   private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
 
+  /** When this process first saw the rollout of each applied form (hash) unfinished; gone once it is available. */
+  private readonly rollingOutSince = new Map<string, { hash: string; since: number }>();
+
   constructor(private readonly ctx: ReconcileContext) {}
 
   /** Its Deployment or Service went away: the next reconcile must not trust what it applied before. */
@@ -77,6 +84,7 @@ export class FunctionReconciler {
     const fn = ctx.caches.functions.get(name, namespace);
     if (!fn) {
       this.applied.delete(key);
+      this.rollingOutSince.delete(key);
       this.recordedBuilds.delete(key);
       this.discarded.delete(key);
       return;
@@ -152,7 +160,7 @@ export class FunctionReconciler {
     // the cache shows the form just applied, the apply's answer stands in for it; neither → still rolling out.
     const live = ctx.caches.deployments.get(name, namespace);
     const deployment = live?.metadata?.annotations?.[ANNOTATIONS.appliedHash] === hash ? live : applied;
-    const rollout = rolloutOf(deployment, await this.podsOf(deployment, imageRef), imageRef);
+    const rollout = await this.rolloutFor(key, hash, deployment, imageRef);
     switch (rollout.state) {
       case 'available':
         return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, phase: 'Ready', message: '' } };
@@ -173,9 +181,28 @@ export class FunctionReconciler {
     }
   }
 
-  /** The pods of the function's Deployment, read only while they may explain an unfinished rollout. */
-  private async podsOf(deployment: V1Deployment | undefined, imageRef: string): Promise<V1Pod[]> {
-    if (!deployment || rolloutOf(deployment, [], imageRef).state === 'available') return [];
+  /**
+   * The rollout from the Deployment alone while it is young; with its pods once it has been unfinished
+   * for ROLLOUT_POLL_MS (they may say why: CrashLoopBackOff, ImagePullBackOff).
+   */
+  private async rolloutFor(key: string, hash: string, deployment: V1Deployment | undefined, imageRef: string) {
+    const bare = rolloutOf(deployment, [], imageRef);
+    if (bare.state === 'available' || bare.state === 'stalled' || !deployment) {
+      if (bare.state === 'available') this.rollingOutSince.delete(key);
+      return bare;
+    }
+    const now = this.ctx.now().getTime();
+    const seen = this.rollingOutSince.get(key);
+    if (seen?.hash !== hash) {
+      this.rollingOutSince.set(key, { hash, since: now });
+      return bare;
+    }
+    if (now - seen.since < ROLLOUT_POLL_MS) return bare;
+    return rolloutOf(deployment, await this.podsOf(deployment), imageRef);
+  }
+
+  /** The pods of the function's Deployment. */
+  private async podsOf(deployment: V1Deployment): Promise<V1Pod[]> {
     const namespace = deployment.metadata?.namespace ?? '';
     const labels = deployment.spec?.selector.matchLabels ?? {};
     const selector = Object.entries(labels)
