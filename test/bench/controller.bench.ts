@@ -19,7 +19,7 @@
 // Starts its own cluster (without kube-controller-manager, so only the controller and the harness talk
 // to the API server), S3 server and git server unless SLESS_TEST_* variables point at running ones, and
 // stops all of it on success, failure and SIGTERM (bench-lifecycle.ts).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -156,6 +156,10 @@ runBench(async (life) => {
   });
   const kubeconfigPath = path.join(tmp, 'kubeconfig');
   await writeFile(kubeconfigPath, viaProxy.exportConfig());
+  // The image's Node options (deploy/Dockerfile `ENV NODE_OPTIONS=...`): the controller runs as the image runs it.
+  const imageNodeOptions = /^ENV NODE_OPTIONS=(.*)$/m.exec(await readFile(path.join(root, 'deploy/Dockerfile'), 'utf8'))?.[1]?.trim() ?? '';
+  const nodeOptions = [process.env.NODE_OPTIONS ?? '', imageNodeOptions, values['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${path.resolve(values['cpu-prof'])}` : ''].filter(Boolean).join(' ');
+  log(`controller NODE_OPTIONS: ${nodeOptions || '(none)'}`);
   const controllerEnv = {
     SLESS_AUTH_INSECURE: '1',
     SLESS_S3_ENDPOINT: need('SLESS_TEST_S3_ENDPOINT'),
@@ -175,7 +179,7 @@ runBench(async (life) => {
     SLESS_LOG_LEVEL: process.env.SLESS_LOG_LEVEL ?? 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',
-    ...(values['cpu-prof'] ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(values['cpu-prof'])}`.trim() } : {}),
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
   };
   let controller: ControllerProcess | undefined;
   life.onStop(() => controller?.stop());
