@@ -58,7 +58,8 @@ describe('functions made through /v1', () => {
     assert.equal(rec.codeHash, hashFiles(NODE_CODE));
     const fn = await getObject<FunctionResource>('functions', 'hello');
     assert.equal(fn.spec?.codeHash, rec.codeHash);
-    assert.match(fn.spec?.s3Key ?? '', /^contexts\/[0-9a-f]{64}\.tar\.gz$/);
+    // Node.js code without dependency files: nothing runs at build time, so the context is stored for a layer build (src/build/build-kind.ts).
+    assert.match(fn.spec?.s3Key ?? '', /^contexts\/[0-9a-f]{64}\.layer\.tar\.gz$/);
     assert.equal(fn.spec?.s3Bucket, process.env.SLESS_TEST_S3_BUCKET);
     assert.equal(await kit.store.has(fn.spec!.s3Key!), true);
     // The same code again: the same content-addressed key.
