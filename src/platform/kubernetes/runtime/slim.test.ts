@@ -37,3 +37,16 @@ describe('listAllPages', () => {
     assert.deepEqual(asked, [{ limit: 1 }, { limit: 1, _continue: 'p2' }, { limit: 1, _continue: 'p3' }]);
   });
 });
+
+describe('listAllPages over custom objects', () => {
+  it('follows the raw `metadata.continue` of untyped (CRD) lists: a restarted controller must not cache only the first 500', async () => {
+    // CustomObjectsApi answers plain JSON: no ObjectSerializer renames `continue` to `_continue` there.
+    const pages: Record<string, unknown> = {
+      '': { items: [{ metadata: { name: 'a' } }], metadata: { resourceVersion: '7', continue: 'p2' } },
+      p2: { items: [{ metadata: { name: 'b' } }], metadata: { resourceVersion: '7' } },
+    };
+    const list = await listAllPages(async (o) => pages[o._continue ?? ''] as KubernetesListObject<KubernetesObject>, undefined, 1);
+    assert.deepEqual(list.items.map((i) => i.metadata?.name), ['a', 'b']);
+    assert.equal((list.metadata as { continue?: string } | undefined)?.continue, undefined, 'the answer is one whole list');
+  });
+});

@@ -1,6 +1,7 @@
 // What the informer caches keep: only the fields the controller reads. managedFields (server-side apply's
 // per-field ownership, often larger than the object itself) and kubectl's last-applied annotation are
-// dropped from every cached object, in place, as it arrives. LISTs come in pages, so a first list of
+// dropped from every cached object, in place, as it arrives. LISTs come in pages (both spellings of the
+// continue token followed), so a first list of
 // thousands of objects never arrives as one huge response.
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 
@@ -33,11 +34,21 @@ export async function listAllPages<T extends KubernetesObject>(
 ): Promise<KubernetesListObject<T>> {
   const first = await page({ limit });
   const items = first.items.map(transform);
-  let next = first.metadata?._continue;
+  let next = continueOf(first);
   while (next) {
     const more = await page({ limit, _continue: next });
     for (const o of more.items) items.push(transform(o));
-    next = more.metadata?._continue;
+    next = continueOf(more);
   }
-  return { ...first, metadata: { ...first.metadata, _continue: undefined }, items };
+  const { continue: _raw, ...meta } = (first.metadata ?? {}) as NonNullable<typeof first.metadata> & { continue?: string };
+  return { ...first, metadata: { ...meta, _continue: undefined }, items };
+}
+
+/**
+ * The continue token: typed lists (ObjectSerializer) name it `_continue`, the plain JSON of custom object
+ * lists `continue`. Reading only the first cached just the first page of every CRD kind past 500 objects.
+ */
+function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
+  const meta = list.metadata as { _continue?: string; continue?: string } | undefined;
+  return meta?._continue || meta?.continue || undefined;
 }
