@@ -25,4 +25,11 @@ describe('build kind', () => {
     assert.equal(buildKindOfContextKey(key), 'kaniko');
     assert.equal(buildKindOfContextKey('uploads/x.layer.tar.gz'), 'kaniko');
   });
+
+  it('is kaniko for every key when the operator turns layer builds off', () => {
+    const layerKey = contextKeyOfKind('contexts/0123abcd.tar.gz', 'layer');
+    assert.equal(buildKindOfContextKey(layerKey, { layers: false }), 'kaniko');
+    assert.equal(buildKindOfContextKey(layerKey, { layers: true }), 'layer');
+    assert.equal(buildKindOfContextKey(layerKey, {}), 'layer', 'on by default');
+  });
 });

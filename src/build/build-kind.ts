@@ -21,7 +21,12 @@ export function contextKeyOfKind(key: string, kind: BuildKind): string {
   return kind === 'layer' ? key.replace(/\.tar\.gz$/, LAYER_SUFFIX) : key;
 }
 
-/** What contextKeyOfKind encoded; any other key (the old system's, an upload's) is built by kaniko. */
-export function buildKindOfContextKey(key: string): BuildKind {
+/**
+ * What contextKeyOfKind encoded; any other key (the old system's, an upload's) is built by kaniko, and so
+ * is every key when the operator turned layer builds off (`layers: false`, SLESS_LAYER_BUILDS): both
+ * kinds' contexts hold the same files, so kaniko builds a layer-kind context as well.
+ */
+export function buildKindOfContextKey(key: string, options: { readonly layers?: boolean } = {}): BuildKind {
+  if (options.layers === false) return 'kaniko';
   return key.startsWith('contexts/') && key.endsWith(LAYER_SUFFIX) ? 'layer' : 'kaniko';
 }

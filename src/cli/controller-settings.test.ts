@@ -52,7 +52,7 @@ describe('sless controller settings', () => {
     assert.equal(s.registrySecretName, 'push-creds');
     assert.equal(s.resyncMs, 20 * 60_000);
     assert.deepEqual(s.concurrency, { syncs: 4, builds: 3, reconciles: 16, uploads: 2 });
-    assert.deepEqual(s.build, { cache: true, activeDeadlineSeconds: 900, cpu: '2', memory: '3Gi' });
+    assert.deepEqual(s.build, { cache: true, layers: true, activeDeadlineSeconds: 900, cpu: '2', memory: '3Gi' });
 
     const job = buildJob(s, { namespace: 'team', name: 'fn', buildKey: 'a'.repeat(64), contextUrl: 'https://s3.example/contexts/x.tar.gz?X-Amz-Signature=1' });
     assert.equal(job.spec?.activeDeadlineSeconds, 900);
@@ -64,15 +64,17 @@ describe('sless controller settings', () => {
     assert.deepEqual(deployment.spec?.template.spec?.imagePullSecrets, [{ name: 'pull-a' }, { name: 'pull-b' }]);
   });
 
-  it('builds: the layer cache is on by default; a pull-only Secret for kaniko and the build tools image are settings', () => {
+  it('builds: the layer cache and layer builds are on by default; a pull-only Secret for kaniko and the build tools image are settings', () => {
     const d = controllerSettings(loadControllerConfig([], base));
     assert.equal(d.build?.cache, true);
+    assert.equal(d.build?.layers, true, 'Dockerfiles that run nothing are built without kaniko by default');
     assert.equal(d.build?.pullSecretName, undefined);
     assert.equal(d.buildToolsImage, undefined);
     const s = controllerSettings(
-      loadControllerConfig([], { ...base, SLESS_BUILD_CACHE: '0', SLESS_BUILD_PULL_SECRET: 'pull-only', SLESS_BUILD_TOOLS_IMAGE: 'reg.example/tools:1' }),
+      loadControllerConfig([], { ...base, SLESS_BUILD_CACHE: '0', SLESS_LAYER_BUILDS: 'false', SLESS_BUILD_PULL_SECRET: 'pull-only', SLESS_BUILD_TOOLS_IMAGE: 'reg.example/tools:1' }),
     );
     assert.equal(s.build?.cache, false);
+    assert.equal(s.build?.layers, false);
     assert.equal(s.build?.pullSecretName, 'pull-only');
     assert.equal(s.buildToolsImage, 'reg.example/tools:1');
   });

@@ -103,6 +103,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     concurrency: { syncs: config.syncConcurrency, builds: config.buildConcurrency, reconciles: config.reconcileConcurrency, uploads: config.uploadConcurrency },
     build: {
       cache: config.buildCache,
+      layers: config.layerBuilds,
       ...(config.buildPullSecret ? { pullSecretName: config.buildPullSecret } : {}),
       activeDeadlineSeconds: Math.ceil(config.buildTimeout / 1000),
       ...(config.buildCpu ? { cpu: config.buildCpu } : {}),

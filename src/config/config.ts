@@ -88,6 +88,12 @@ const controllerSpecs = {
     describe: 'image of the build steps that fetch the context and push the result (default: <runtime image prefix>/sless-build-tools:<tag>)',
   },
   buildCache: { env: 'SLESS_BUILD_CACHE', schema: flag, default: true, describe: "kaniko's layer cache (one cache repository per function, <image repo>/cache)" },
+  layerBuilds: {
+    env: 'SLESS_LAYER_BUILDS',
+    schema: flag,
+    default: true,
+    describe: 'images whose Dockerfile runs nothing (Node.js or Python without dependency files) get the code appended as one layer, without kaniko; false: kaniko builds every image',
+  },
   buildPullSecret: {
     env: 'SLESS_BUILD_PULL_SECRET',
     schema: optionalString,

@@ -1,10 +1,12 @@
 // A Node.js function on the real node, end to end through a real `sless controller`: git push →
-// kaniko build Job → image by digest in the registry → Deployment available → /fn answers; a code
+// build Job (its Dockerfile runs nothing, so the code is appended as a layer without kaniko: build-kind.ts;
+// node-kaniko.test.ts builds the same with kaniko) → image by digest in the registry → Deployment available → /fn answers; a code
 // change rolls out with no failed request; a config-only change redeploys without a build; turning
 // HTTP off scales to 0 and /fn answers 503.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api } from '@kubernetes/client-node';
+import { BUILD_CONTAINERS } from '../../src/platform/kubernetes/objects/build-job.ts';
 import { eventually } from '../helpers/kube.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
@@ -25,7 +27,7 @@ describe('a Node.js function on the real node', { timeout: 900_000 }, () => {
   });
   after(() => kit?.dispose());
 
-  it('is built by a kaniko Job, pushed by digest, rolled out and served through /fn', async () => {
+  it('is built by a layer-append Job (no kaniko), pushed by digest, rolled out and served through /fn', async () => {
     const fn = await kit.waitFunction('hello', (f) => f.status?.phase === 'Ready');
     const imageRef = fn.status?.imageRef ?? '';
     const m = /^([^/]+)\/([^:@]+):[^@]+@(sha256:[0-9a-f]{64})$/.exec(imageRef);
@@ -39,6 +41,9 @@ describe('a Node.js function on the real node', { timeout: 900_000 }, () => {
     const jobs = await kit.buildJobs('hello');
     assert.equal(jobs.length, 1, 'one build Job');
     assert.equal(jobs[0]!.status?.succeeded, 1);
+    const pod = jobs[0]!.spec?.template.spec;
+    assert.deepEqual(pod?.initContainers ?? [], [], 'no fetch or kaniko step');
+    assert.deepEqual(pod?.containers.map((c) => [c.name, c.args?.[0]]), [[BUILD_CONTAINERS.push, 'append']]);
 
     const deployment = await apps.readNamespacedDeployment({ namespace: kit.ns, name: 'hello' });
     assert.ok((deployment.status?.availableReplicas ?? 0) >= 1);

@@ -54,6 +54,8 @@ export interface ControllerSettings {
     readonly memory?: string;
     /** kaniko's layer cache, one repository per function (`<image repository>/cache`); default true. */
     readonly cache?: boolean;
+    /** Dockerfiles that run nothing are built by appending a layer (build-kind.ts) rather than by kaniko; default true. */
+    readonly layers?: boolean;
     /** docker-config Secret (build namespace) kaniko pulls base images with; give it pull-only rights. */
     readonly pullSecretName?: string;
   };

@@ -260,7 +260,7 @@ export class FunctionReconciler {
       }
       // The build reads its context through this URL and holds no S3 key (README, security notes).
       const contextUrl = await ctx.store.readUrl(s3Key, buildContextUrlTtlSec(ctx.settings));
-      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl, kind: buildKindOfContextKey(s3Key) }));
+      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl, kind: buildKindOfContextKey(s3Key, ctx.settings.build) }));
       if (created === 'exists' && cached) {
         // The discarded Job is still being deleted: try again in a moment.
         return { kind: 'waiting', result: { ...building(fn, jobName, buildNs, url), requeueAfterMs: 1_000 } };
