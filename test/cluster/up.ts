@@ -10,20 +10,26 @@ import { startNodeCluster } from './node/node-cluster.ts';
 import { STATE_DIR, readState, stopFromState, stopOwnNode, writeState } from './state.ts';
 
 const t0 = Date.now();
+
+/** crds/ into the new cluster; a cluster whose CRDs cannot be installed is stopped, not left behind. */
+async function installCrdsOrStop(kubeconfigPath: string, stop: () => Promise<void>): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  try {
+    await installCrds(kc);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 await stopFromState();
 await stopOwnNode();
 
 if (process.argv.includes('--node')) {
   // Another node on this machine (a test run) is waited for, but not for long: this is by hand.
   const node = await startNodeCluster({ dir: STATE_DIR, lockTimeoutMs: 60_000 });
-  const kc = new KubeConfig();
-  kc.loadFromFile(node.kubeconfigPath);
-  try {
-    await installCrds(kc);
-  } catch (error) {
-    await node.stop();
-    throw error;
-  }
+  await installCrdsOrStop(node.kubeconfigPath, () => node.stop());
   console.log(
     `test cluster with a real node up in ${((Date.now() - t0) / 1000).toFixed(1)}s at ${node.server}\n` +
       `  registry ${node.registry} (plain HTTP; with Basic auth: ${node.authRegistry.address}), host address for pods ${node.hostAddress}, logs ${node.logDir}\n` +
@@ -40,14 +46,7 @@ const withControllerManager =
   ));
 const cluster = await startCluster({ dir: STATE_DIR, withControllerManager });
 await writeState({ kubeconfigPath: cluster.kubeconfigPath, server: cluster.server, processes: cluster.processes });
-const kc = new KubeConfig();
-kc.loadFromFile(cluster.kubeconfigPath);
-try {
-  await installCrds(kc);
-} catch (error) {
-  await cluster.stop();
-  throw error;
-}
+await installCrdsOrStop(cluster.kubeconfigPath, () => cluster.stop());
 const state = await readState();
 console.log(
   `test cluster up in ${((Date.now() - t0) / 1000).toFixed(1)}s at ${cluster.server}` +
