@@ -5,6 +5,8 @@ import { createMetrics, type Metrics } from '../../metrics/metrics.ts';
 
 export interface ControllerMetrics {
   readonly syncs: Counter<'outcome'>;
+  /** Syncs that stopped after ls-remote: the remote head was the revision applied last (reconcilers/unchanged-sync.ts). */
+  readonly syncsUnchanged: Counter;
   readonly builds: Counter<'outcome'>;
   readonly queueDepth: Gauge<'queue'>;
   readonly reconcileDuration: Histogram<'kind' | 'outcome'>;
@@ -22,6 +24,11 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
   const shared = createMetrics(registry);
   const metrics: ControllerMetrics = {
     syncs: new Counter({ name: 'sless_repository_syncs_total', help: 'Repository syncs by outcome', labelNames: ['outcome'], registers }),
+    syncsUnchanged: new Counter({
+      name: 'sless_repository_syncs_unchanged_total',
+      help: 'Repository syncs that stopped after ls-remote: the remote head was the revision applied last and nothing else changed',
+      registers,
+    }),
     builds: new Counter({
       name: 'sless_builds_total',
       help: 'Image builds by outcome (started, succeeded, failed)',

@@ -29,6 +29,7 @@ import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { syncInterval } from './interval.ts';
 import { writeStatus } from './status-writer.ts';
+import { fingerprintOwned, fingerprintRepository, unchangedSince, type AppliedSync } from './unchanged-sync.ts';
 
 /** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
 const DEFAULTS = {
@@ -43,6 +44,8 @@ interface SyncState {
   readonly fingerprint: string;
   readonly source: GitSource;
   readonly snapshots: SnapshotBuilder;
+  /** What the last wholly Ready full sync applied: the next one may stop after ls-remote (unchanged-sync.ts). */
+  applied?: AppliedSync;
 }
 
 class TerminalError extends Error {
@@ -147,14 +150,24 @@ export class RepositoryReconciler {
     const spec = repo.spec!;
     const state = await this.sourceFor(repo, key);
     const { revision, tree } = await state.source.sync();
-    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '' });
-    const syncedAt = ctx.now().toISOString();
-
     const owned = {
       functions: ctx.caches.functions.list(namespace).filter((o) => ownedByRepository(o, name)),
       triggers: ctx.caches.triggers.list(namespace).filter((o) => ownedByRepository(o, name)),
       jobs: ctx.caches.functionJobs.list(namespace).filter((o) => ownedByRepository(o, name)),
     };
+    const current = {
+      revision,
+      repository: fingerprintRepository(repo),
+      owned: fingerprintOwned([owned.functions, owned.triggers, owned.jobs]),
+      now: ctx.now().getTime(),
+    };
+    if (unchangedSince(state.applied, current)) {
+      // The remote head is the revision the last full sync applied and nothing it read has changed.
+      ctx.metrics.syncsUnchanged.inc();
+      return { outcome: state.applied.outcome, fields: { ...state.applied.fields, lastSyncTime: lastSyncTime(repo, revision, ctx.now(), intervalMs) } };
+    }
+    state.applied = undefined;
+    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '' });
     const maxFunctions = ctx.settings.git?.maxFunctions ?? DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY;
     if (snapshot.functions.length > maxFunctions) {
       throw new TerminalError(
@@ -243,11 +256,7 @@ export class RepositoryReconciler {
     }
 
     statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    // lastSyncTime is refreshed once per interval, not by every sync: a no-change sync soon after the last one
-    // (a restarted controller's first, a webhook's) then writes no status at all.
-    const last = repo.status?.lastSyncTime;
-    const recent = repo.status?.revision === revision && !!last && ctx.now().getTime() - new Date(last).getTime() < intervalMs;
-    const fields = { revision, lastSyncTime: recent ? new Date(last).toISOString() : syncedAt, functions: statusFunctions };
+    const fields = { revision, lastSyncTime: lastSyncTime(repo, revision, new Date(current.now), intervalMs), functions: statusFunctions };
     await ctx.commitStatus?.synced(repo, { revision, functions: statusFunctions, appliedGenerations });
     const errors = statusFunctions.filter((f) => f.error);
     const summary = `revision ${revision.slice(0, 12)}: ${statusFunctions.length - errors.length} function(s) applied${pruned ? `, ${pruned} object(s) pruned` : ''}`;
@@ -258,7 +267,9 @@ export class RepositoryReconciler {
     if (errors.length > 0) {
       return { outcome: { kind: 'failed', reason: 'FunctionErrors', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, fields };
     }
-    return { outcome: { kind: 'ready', reason: 'Synced', message: summary }, fields };
+    const outcome: Outcome = { kind: 'ready', reason: 'Synced', message: summary };
+    state.applied = { revision, repository: current.repository, owned: current.owned, at: current.now, outcome, fields };
+    return { outcome, fields };
   }
 
   /** The objects one valid function folder wants; uploads its build context when the build key is new. */
@@ -399,6 +410,16 @@ export class RepositoryReconciler {
     if (data.username !== undefined && data.password !== undefined) return { username: data.username, password: data.password };
     return undefined; // only a webhookSecret: the repository is public
   }
+}
+
+/**
+ * lastSyncTime is refreshed once per interval, not by every sync: a no-change sync soon after the last one
+ * (a restarted controller's first, a webhook's) then writes no status at all.
+ */
+function lastSyncTime(repo: RepositoryResource, revision: string, now: Date, intervalMs: number): string {
+  const last = repo.status?.lastSyncTime;
+  const recent = repo.status?.revision === revision && !!last && now.getTime() - new Date(last).getTime() < intervalMs;
+  return recent ? new Date(last).toISOString() : now.toISOString();
 }
 
 /** `auth` → `GitAuthFailed`, `branch-not-found` → `GitBranchNotFound`: condition reasons are CamelCase. */
