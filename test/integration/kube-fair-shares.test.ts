@@ -6,6 +6,8 @@ import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
@@ -70,7 +72,7 @@ function delivery(after: string): { body: string; headers: Record<string, string
 /** The abuser: several repositories of several functions each, in its own namespace (another tenant). */
 const ABUSER = { repositories: 4, functionsEach: 5 } as const;
 /** Victim rounds per condition: the bound is on the median, so one slow round (a GC, another session's burst) does not decide. */
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 describe('one abusive tenant, and another tenant’s push-to-serve time', () => {
   let kit: Kit;
@@ -132,6 +134,10 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
   /** Where one round's time went (ms from the push): synced, build Job made, image deployed, Ready. */
   interface Round {
     readonly total: number;
+    /** The delivery answered 202 (its sync request written). */
+    readonly hook: number;
+    /** How long the victim's syncs of this round ran (the sync histogram): the rest of `synced` is waiting. */
+    readonly syncRun: number;
     readonly synced: number;
     readonly jobMade: number;
     readonly deployed: number;
@@ -148,12 +154,15 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     const started = Date.now();
     const since = () => Date.now() - started;
     const { body, headers } = delivery(sha);
+    const ran = await syncSeconds(kit.ns);
     const res = await fetch(`${base}/hooks/${kit.ns}/victim`, { method: 'POST', headers, body });
     assert.equal(res.status, 202, await res.text());
+    const hook = since();
     const before = (await kit.getFunction('victim'))?.status?.imageRef;
     const fast = { timeoutMs: 120_000, intervalMs: 50 };
     await eventually(async () => assert.equal((await kit.getRepository('victim')).status?.revision, sha), fast);
     const synced = since();
+    const syncRun = Math.round(((await syncSeconds(kit.ns)).sum - ran.sum) * 1000);
     const job = await eventually(async () => {
       const jobs = (await kit.buildJobs('victim')).filter((j) => !j.status?.succeeded);
       assert.ok(jobs[0], 'a new build Job for victim');
@@ -174,12 +183,35 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
       assert.notEqual(fn?.status?.imageRef, before);
       assert.equal(fn?.status?.phase, 'Ready', JSON.stringify(fn?.status));
     }, fast);
-    return { total: since(), synced, jobMade, deployed };
+    return { total: since(), hook, syncRun, synced, jobMade, deployed };
+  }
+
+  /** Sum (s) and count of the controller's sync durations in one namespace. */
+  async function syncSeconds(namespace: string): Promise<{ sum: number; count: number }> {
+    const values = (await kit.registry.getSingleMetric('sless_sync_duration_seconds')?.get())?.values ?? [];
+    const of = (suffix: string) =>
+      values.filter((v) => (v as { metricName?: string }).metricName === `sless_sync_duration_seconds_${suffix}` && v.labels.namespace === namespace).reduce((a, v) => a + v.value, 0);
+    return { sum: of('sum'), count: of('count') };
   }
 
   it('serves the victim while the abuser floods /v1, /hooks and git, and measures its push-to-serve time with and without', async (t) => {
+    /** What the controller did while the rounds ran: API requests, the abuser's syncs, this process's event-loop delay. */
+    const watch = async (rounds: () => Promise<void>) => {
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      const requests = kit.controller!.kube.requests;
+      const abuser = await syncSeconds(abuserNs);
+      const at = Date.now();
+      delay.enable();
+      await rounds();
+      delay.disable();
+      const after = await syncSeconds(abuserNs);
+      const s = (Date.now() - at) / 1000;
+      return `${((kit.controller!.kube.requests - requests) / s).toFixed(1)} API requests/s; abuser syncs ${after.count - abuser.count} running ${(after.sum - abuser.sum).toFixed(1)} s of ${s.toFixed(0)} s; event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms, max ${(delay.max / 1e6).toFixed(0)} ms`;
+    };
     const quiet: Round[] = [];
-    for (let i = 0; i < ROUNDS; i++) quiet.push(await pushToServe(1 + i));
+    const quietLoad = await watch(async () => {
+      for (let i = 0; i < ROUNDS; i++) quiet.push(await pushToServe(1 + i));
+    });
 
     // The abuser: its own /v1 token flooding /v1, signed deliveries flooding /hooks for each of its
     // repositories, and a push every second (to its repositories in turn) changing every function of the
@@ -220,21 +252,26 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
       })(),
     ];
     const loud: Round[] = [];
+    let loudLoad = '';
     try {
       await new Promise((r) => setTimeout(r, 3_000));
-      for (let i = 0; i < ROUNDS; i++) loud.push(await pushToServe(1 + ROUNDS + i));
+      loudLoad = await watch(async () => {
+        for (let i = 0; i < ROUNDS; i++) loud.push(await pushToServe(1 + ROUNDS + i));
+      });
     } finally {
       stop = true;
       await Promise.all(workers);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const phases = (rs: Round[]) =>
-      `total ${rs.map((r) => r.total).join('/')} ms (median ${median(rs.map((r) => r.total))}); median to synced ${median(rs.map((r) => r.synced))}, to build Job ${median(rs.map((r) => r.jobMade))}, to deployed ${median(rs.map((r) => r.deployed))}`;
+      `total ${rs.map((r) => r.total).join('/')} ms (median ${median(rs.map((r) => r.total))}); median to 202 ${median(rs.map((r) => r.hook))}, ` +
+      `sync ran ${median(rs.map((r) => r.syncRun))}, to synced ${median(rs.map((r) => r.synced))}, to build Job ${median(rs.map((r) => r.jobMade))}, to deployed ${median(rs.map((r) => r.deployed))}`;
     const abuserJobs = (await kit.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: kit.buildNs, labelSelector: `sless.kube5s.ru/function-namespace=${abuserNs}` })).items.length;
     // Its share of builds: the Jobs it started never finish, so it never had more than the cap.
     assert.ok(abuserJobs <= DEFAULT_BUILDS_PER_NAMESPACE, `the abuser has ${abuserJobs} build Jobs, more than its share of ${DEFAULT_BUILDS_PER_NAMESPACE}`);
-    t.diagnostic(`without the abuser: ${phases(quiet)}`);
-    t.diagnostic(`with the abuser:    ${phases(loud)}`);
+    t.diagnostic(`without the abuser: ${phases(quiet)}; ${quietLoad}`);
+    t.diagnostic(`with the abuser:    ${phases(loud)}; ${loudLoad}`);
+    t.diagnostic(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     t.diagnostic(`the abuser sent ${JSON.stringify(counts)}; its build Jobs: ${abuserJobs}`);
     const ratio = median(loud.map((r) => r.total)) / median(quiet.map((r) => r.total));
     t.diagnostic(`ratio of medians with/without the abuser: ${ratio.toFixed(2)}`);
