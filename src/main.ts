@@ -19,7 +19,8 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-v' || name === 'version') {
     const { readFileSync } = await import('node:fs');
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { packageRoot } = await import('./package-root.ts');
+    const pkg = JSON.parse(readFileSync(`${packageRoot}package.json`, 'utf8')) as { version: string };
     io.stdout.write(`sless ${pkg.version}\n`);
     return 0;
   }

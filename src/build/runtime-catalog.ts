@@ -3,8 +3,8 @@
 // One table and a few pure functions, shared by the image build (dockerfile.ts, with in-image paths)
 // and by `sless dev` (with paths on this machine), so both install and run a function the same way.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Runtime } from '../manifest/types.ts';
+import { packageRoot } from '../package-root.ts';
 
 export const LANGUAGES = ['python', 'node', 'go'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -198,7 +198,7 @@ export function buildCommand(
 }
 
 /** runtimes/ of this checkout or installed package. */
-export const defaultRuntimesDir: string = fileURLToPath(new URL('../../runtimes/', import.meta.url));
+export const defaultRuntimesDir: string = path.join(packageRoot, 'runtimes');
 
 export interface LocalRuntimeOptions {
   /** Absolute path of the function's prepared code folder. */

@@ -1,9 +1,10 @@
 // The console's HTML: Eta templates from ./templates (compiled once, cached), escaping every
 // interpolation by default; only whole rendered parts (the layout's body, includes) go in raw.
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { Eta } from 'eta';
+import { codeDir } from '../package-root.ts';
 
-export const TEMPLATES_DIR = fileURLToPath(new URL('./templates', import.meta.url));
+export const TEMPLATES_DIR = path.join(codeDir, 'console', 'templates');
 
 export type PageName = 'functions' | 'function' | 'source' | 'repositories' | 'login' | 'error';
 

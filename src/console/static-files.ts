@@ -2,9 +2,10 @@
 // ETag; and the headers every console answer carries.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { codeDir } from '../package-root.ts';
 
-export const STATIC_DIR = fileURLToPath(new URL('./static', import.meta.url));
+export const STATIC_DIR = path.join(codeDir, 'console', 'static');
 
 const FILES = {
   'console.js': 'text/javascript; charset=utf-8',
