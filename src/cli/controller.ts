@@ -26,6 +26,9 @@ import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import type { CommandIo } from './io.ts';
 import { reuseConnections } from '../platform/kubernetes/runtime/reuse-connections.ts';
 
+/** ms from process start until this module and all it imports were loaded (logged with "serving on port"). */
+const modulesLoadedMs = Math.round(performance.now());
+
 /** What tests and the benchmark change; production uses the defaults. */
 export interface ControllerServerOptions {
   /** Default `::` (all interfaces). */
@@ -224,7 +227,8 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   await app.listen({ host: options.host ?? '::', port: config.port });
   const port = (app.server.address() as AddressInfo).port;
   elector.start();
-  log.info({ identity, lease: elector.lease, port }, `serving on port ${port}; competing for Lease ${elector.lease} as ${identity}`);
+  const startup = { modulesLoadedMs, servingMs: Math.round(performance.now()) };
+  log.info({ identity, lease: elector.lease, port, startup }, `serving on port ${port}; competing for Lease ${elector.lease} as ${identity}`);
 
   let closing: Promise<void> | undefined;
   return {

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
 import { procStatus, total, writesOf, writesPerObject } from './controller-bench-kit.ts';
 import { loadAverage, log, setUpScaleBench, sleep } from './scale-bench.ts';
-import { logTimes, queueDepth, syncTotals } from './scale-bench-probes.ts';
+import { logTimes, modulesLoadedMs, queueDepth, syncTotals } from './scale-bench-probes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -60,6 +60,7 @@ runBench(async (life) => {
     const syncMs = Math.max(...(await Promise.all(bench.repos.map((r) => bench.handled(r.name, at, spawned)))));
     // Before polling /metrics below: the process keeps only its last 200 log chunks.
     const phases = logTimes(c.log, spawned, { serving: 'serving on port', leading: 'LeaderElected', synced: 'ControllerStarted' });
+    const modulesMs = modulesLoadedMs(c.log);
     const syncs = await syncTotals(c);
     let idleMs: number | undefined;
     for (const t = Date.now(); Date.now() - t < 120_000; await sleep(250)) {
@@ -77,6 +78,7 @@ runBench(async (life) => {
     const result = {
       round,
       restartToNoChangeSyncMs: syncMs,
+      modulesLoadedMs: modulesMs,
       servingMs: phases.serving,
       leadingMs: phases.leading,
       informersSyncedMs: phases.synced,
@@ -93,7 +95,7 @@ runBench(async (life) => {
     };
     results.push(result);
     log(
-      `restart ${round}: first no-change sync after ${syncMs} ms (HTTP serving at ${phases.serving} ms, leading at ${phases.leading} ms, informers synced at ${phases.synced} ms, ` +
+      `restart ${round}: first no-change sync after ${syncMs} ms (modules loaded at ${modulesMs} ms, HTTP serving at ${phases.serving} ms, leading at ${phases.leading} ms, informers synced at ${phases.synced} ms, ` +
         `${syncs?.count} sync(s) taking ${syncs?.seconds.toFixed(2)} s, queues empty at ${idleMs ?? '>120000'} ms); ` +
         `${result.rebuilds} rebuilds; ${result.writes} writes besides the ${expected} handled-request status writes; ${reads} reads; RSS ${result.rssMb} MB; load average ${result.loadAverage}`,
     );

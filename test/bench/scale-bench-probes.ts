@@ -49,6 +49,20 @@ export async function loopDelay(c: ControllerProcess): Promise<{ p99Ms: number; 
   }
 }
 
+/** The `startup.modulesLoadedMs` the controller logs with "serving on port": ms from its process start. */
+export function modulesLoadedMs(lines: readonly string[]): number | undefined {
+  for (const l of lines.join('').split('\n')) {
+    if (!l.includes('"startup"')) continue;
+    try {
+      const o = JSON.parse(l) as { startup?: { modulesLoadedMs?: number } };
+      if (typeof o.startup?.modulesLoadedMs === 'number') return o.startup.modulesLoadedMs;
+    } catch {
+      // not a JSON line
+    }
+  }
+  return undefined;
+}
+
 /**
  * For each mark, ms from `since` to the first JSON log line whose msg starts with the mark's text
  * (undefined when none did). Reads what the process has logged so far.

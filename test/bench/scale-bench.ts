@@ -3,7 +3,7 @@
 // only the controller and the harness talk to it) and SeaweedFS, a real `sless controller` process (one
 // replica) behind a counting proxy, and the harness that plays kaniko and the Deployment controller.
 // Everything it starts is stopped through the BenchLifecycle (bench-lifecycle.ts).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -134,6 +134,9 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   });
   const kubeconfigPath = path.join(tmp, 'kubeconfig');
   await writeFile(kubeconfigPath, viaProxy.exportConfig());
+  // The controller runs with the image's NODE_OPTIONS (deploy/Dockerfile), as controller.bench.ts does.
+  const imageNodeOptions = /^ENV NODE_OPTIONS=(.*)$/m.exec(await readFile(path.join(root, 'deploy/Dockerfile'), 'utf8'))?.[1]?.trim() ?? '';
+  const cpuProf = opts.cpuProf ? `--cpu-prof --cpu-prof-dir=${path.resolve(opts.cpuProf)}` : '';
   const controllerEnv: NodeJS.ProcessEnv = {
     SLESS_AUTH_INSECURE: '1',
     SLESS_S3_ENDPOINT: need('SLESS_TEST_S3_ENDPOINT'),
@@ -150,7 +153,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     SLESS_LOG_LEVEL: 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',
-    ...(opts.cpuProf ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(opts.cpuProf)}`.trim() } : {}),
+    NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', imageNodeOptions, cpuProf].filter(Boolean).join(' '),
   };
 
   let controller: ControllerProcess | undefined;

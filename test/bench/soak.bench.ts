@@ -1,6 +1,6 @@
 // Soak benchmark (issue 15; not part of npm test):
 //   node --import tsx test/bench/soak.bench.ts [--functions 100] [--repositories 10] [--seconds 1800]
-//        [--push-every 10] [--sless-bin /tmp/build/bin/sless.js]
+//        [--push-every 10] [--sless-bin /tmp/build/bin/sless.js] [--cpu-prof DIR]
 // N functions (R repositories) reach steady state under a real `sless controller` (scale-bench.ts); then
 // every --push-every seconds one function's code changes in the next repository (round robin) and its
 // sync is requested as a webhook does. Every 5 s: the controller's RSS (/proc) and event-loop delay (p99
@@ -21,6 +21,8 @@ const { values } = parseArgs({
     'push-every': { type: 'string', default: '10' },
     timeout: { type: 'string', default: '1500' },
     'sless-bin': { type: 'string' },
+    // V8 CPU profiles of the controller (written when it exits), to find what holds the event loop.
+    'cpu-prof': { type: 'string' },
   },
 });
 const N = Number(values.functions);
@@ -57,6 +59,7 @@ runBench(async (life) => {
     functions: N,
     repositories: Number(values.repositories),
     ...(values['sless-bin'] ? { slessBin: values['sless-bin'] } : {}),
+    ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
   });
   await bench.startController();
   const t0 = Date.now();
