@@ -23,7 +23,7 @@ import { nodeBinaryPaths } from '../cluster/node/node-cluster.ts';
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { localImages, pushTestImages } from '../images/images.ts';
-import { requireNode } from './node-kit.ts';
+import { registryManifestStatus, requireNode } from './node-kit.ts';
 import { podLogs } from './sless-kit.ts';
 
 const run = promisify(execFile);
@@ -161,10 +161,7 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
     assert.equal(pod.status?.phase, 'Succeeded', log);
     const digest = pod.status?.containerStatuses?.[0]?.state?.terminated?.message?.trim() ?? '';
     assert.match(digest, /^sha256:[0-9a-f]{64}$/, log);
-    const manifest = await fetch(`http://${registry}/v2/sless-controller/manifests/${digest}`, {
-      headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
-    });
-    assert.equal(manifest.status, 200, 'the registry has the image by its digest');
+    assert.equal(await registryManifestStatus(`${registry}/sless-controller@${digest}`), 200, 'the registry has the image by its digest');
     controllerImage = `${registry}/sless-controller@${digest}`;
   });
 

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { BUILD_CONTAINERS } from '../../src/platform/kubernetes/objects/build-job.ts';
 import { eventually } from '../helpers/kube.ts';
+import { assertImageByDigest } from './node-kit.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 const manifest = (extra = ''): string => `name: hello\nruntime: nodejs20\nentrypoint: handler.handle\n${extra}`;
@@ -30,13 +31,7 @@ describe('a Node.js function on the real node', { timeout: 900_000 }, () => {
   it('is built by a layer-append Job (no kaniko), pushed by digest, rolled out and served through /fn', async () => {
     const fn = await kit.waitFunction('hello', (f) => f.status?.phase === 'Ready');
     const imageRef = fn.status?.imageRef ?? '';
-    const m = /^([^/]+)\/([^:@]+):[^@]+@(sha256:[0-9a-f]{64})$/.exec(imageRef);
-    assert.ok(m, `imageRef ${imageRef} is a registry image by digest`);
-    assert.equal(m[1], kit.registry);
-    const manifestRes = await fetch(`http://${m[1]}/v2/${m[2]}/manifests/${m[3]}`, {
-      headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
-    });
-    assert.equal(manifestRes.status, 200, `the registry has ${imageRef}`);
+    await assertImageByDigest(imageRef, kit.registry);
 
     const jobs = await kit.buildJobs('hello');
     assert.equal(jobs.length, 1, 'one build Job');

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BUILD_CONTAINERS } from '../../src/platform/kubernetes/objects/build-job.ts';
+import { assertImageByDigest } from './node-kit.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 describe('a Node.js function without dependencies, built by kaniko (SLESS_LAYER_BUILDS=0)', { timeout: 900_000 }, () => {
@@ -27,12 +28,7 @@ describe('a Node.js function without dependencies, built by kaniko (SLESS_LAYER_
   it('is built by a kaniko Job, pushed by digest, rolled out and served through /fn', async () => {
     const fn = await kit.waitFunction('hello', (f) => f.status?.phase === 'Ready');
     const imageRef = fn.status?.imageRef ?? '';
-    const m = /^([^/]+)\/([^:@]+):[^@]+@(sha256:[0-9a-f]{64})$/.exec(imageRef);
-    assert.ok(m, `imageRef ${imageRef} is a registry image by digest`);
-    const manifestRes = await fetch(`http://${m[1]}/v2/${m[2]}/manifests/${m[3]}`, {
-      headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
-    });
-    assert.equal(manifestRes.status, 200, `the registry has ${imageRef}`);
+    await assertImageByDigest(imageRef, kit.registry);
 
     const jobs = await kit.buildJobs('hello');
     assert.equal(jobs.length, 1, 'one build Job');

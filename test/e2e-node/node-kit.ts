@@ -1,6 +1,7 @@
 // Helpers for the suites that run on the real node (service `node`, `npm run test:node`): the
 // admin client of test/helpers/kube.ts, plus running a busybox script in a pod and reading its
 // real output through the kubelet.
+import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -87,4 +88,30 @@ export async function startWheelIndex(): Promise<{ url: string; stop(): Promise<
     url: `http://${hostAddress}:${port}/`,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** GET the manifest of `image` (`host:port/repo[:tag][@sha256:...]`) from its registry, with or without credentials. */
+export async function registryManifestStatus(image: string, authorization?: string): Promise<number> {
+  const [named = '', digest] = image.split('@');
+  const host = named.slice(0, named.indexOf('/'));
+  const path = named.slice(host.length + 1);
+  const colon = path.lastIndexOf(':');
+  const repo = colon < 0 ? path : path.slice(0, colon);
+  const ref = digest ?? path.slice(colon + 1);
+  const res = await fetch(`http://${host}/v2/${repo}/manifests/${ref}`, {
+    headers: {
+      accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json',
+      ...(authorization ? { authorization } : {}),
+    },
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** A Function's imageRef names `registry`'s image by tag and digest, and the registry has that digest. */
+export async function assertImageByDigest(imageRef: string, registry: string): Promise<void> {
+  const m = /^([^/]+)\/[^:@]+:[^@]+@sha256:[0-9a-f]{64}$/.exec(imageRef);
+  assert.ok(m, `imageRef ${imageRef} is a registry image by digest`);
+  assert.equal(m[1], registry);
+  assert.equal(await registryManifestStatus(imageRef), 200, `the registry has ${imageRef}`);
 }

@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { registryManifestStatus } from './node-kit.ts';
 import { podLogs, setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 const REGISTRY_SECRET = 'e2e-registry-push';
@@ -43,24 +44,6 @@ function dockerConfigSecret(name: string, registry: string, username: string, pa
     type: 'kubernetes.io/dockerconfigjson',
     stringData: { '.dockerconfigjson': JSON.stringify({ auths: { [registry]: { username, password, auth } } }) },
   };
-}
-
-/** GET the manifest of `image` (`host:port/repo[:tag][@sha256:...]`) from its registry, with or without credentials. */
-async function manifestStatus(image: string, authorization?: string): Promise<number> {
-  const [named = '', digest] = image.split('@');
-  const host = named.slice(0, named.indexOf('/'));
-  const path = named.slice(host.length + 1);
-  const colon = path.lastIndexOf(':');
-  const repo = colon < 0 ? path : path.slice(0, colon);
-  const ref = digest ?? path.slice(colon + 1);
-  const res = await fetch(`http://${host}/v2/${repo}/manifests/${ref}`, {
-    headers: {
-      accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json',
-      ...(authorization ? { authorization } : {}),
-    },
-  });
-  await res.arrayBuffer();
-  return res.status;
 }
 
 const fn = (answer: string): Record<string, string> => ({
@@ -100,8 +83,8 @@ describe('function images in a registry that requires authentication (real node)
     const image = ready.status?.imageRef ?? '';
     assert.ok(image.startsWith(`${reg.address}/fn/`), image);
     assert.match(image, /@sha256:[0-9a-f]{64}$/, 'deployed by digest');
-    assert.equal(await manifestStatus(image), 401, 'the image is not readable without a credential');
-    assert.equal(await manifestStatus(image, basic(reg.username, reg.password)), 200, 'the push step pushed it (with the Secret)');
+    assert.equal(await registryManifestStatus(image), 401, 'the image is not readable without a credential');
+    assert.equal(await registryManifestStatus(image, basic(reg.username, reg.password)), 200, 'the push step pushed it (with the Secret)');
 
     const res = await kit.callFn('hello');
     assert.equal(res.status, 200);
