@@ -224,9 +224,17 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
 
   // /fn and /hooks read from watches once these have listed (from the API server until then).
   void platform.start();
-  await app.listen({ host: options.host ?? '::', port: config.port });
-  const port = (app.server.address() as AddressInfo).port;
+  // Competing for the Lease (and, once leading, listing every kind) does not wait for HTTP: listen()
+  // compiles every route's schemas first (~0.5 s of CPU), while those requests wait on the API server.
   elector.start();
+  try {
+    await app.listen({ host: options.host ?? '::', port: config.port });
+  } catch (err) {
+    await elector.stop();
+    await platform.close();
+    throw err;
+  }
+  const port = (app.server.address() as AddressInfo).port;
   const startup = { modulesLoadedMs, servingMs: Math.round(performance.now()) };
   log.info({ identity, lease: elector.lease, port, startup }, `serving on port ${port}; competing for Lease ${elector.lease} as ${identity}`);
 
