@@ -73,6 +73,8 @@ function delivery(after: string): { body: string; headers: Record<string, string
 const ABUSER = { repositories: 4, functionsEach: 5 } as const;
 /** Victim rounds per condition: the bound is on the median, so one slow round (a GC, another session's burst) does not decide. */
 const ROUNDS = 5;
+/** The victim's sync may wait this long (median) for a slot while the abuser floods: generous, the machine is loaded. */
+const QUEUE_WAIT_BOUND_MS = 2_000;
 
 describe('one abusive tenant, and another tenant’s push-to-serve time', () => {
   let kit: Kit;
@@ -277,12 +279,20 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     t.diagnostic(`ratio of medians with/without the abuser: ${ratio.toFixed(2)}`);
     assert.ok(counts.v1Limited > 0 && counts.hooksLimited > 0, `the abuser reached its limits: ${JSON.stringify(counts)}`);
     // The victim is still served while the abuser floods (each round above waited for Ready on the new image).
-    // NOT asserted yet: the goal, median with the abuser <= 1.2x the median without (medians of ROUNDS
-    // rounds each, same run: 1.2x is about the spread of quiet rounds here). Before namespace-fair queues,
-    // one sync per namespace at once and ten builds per namespace the victim took 4.6-7.4x as long; after,
-    // 4.3x and 1.34x in two runs on this 2-core machine at load average 25-40 (the API server, the git
-    // server and this process's CPU are shared too, and no queue decides those). The figures are in the
-    // diagnostic lines; issue 11 item 5 stays open until the bound holds reliably.
+    // What the queues decide: the victim's sync never waits behind the abuser's. The time from the 202 to
+    // the synced status that its syncs did not run is the wait for a slot plus the watch and status
+    // round trips (about 0.2 s with and without the abuser here); behind the abuser's syncs (5 s each
+    // while it floods) it would be seconds.
+    const waited = (r: Round) => Math.max(0, r.synced - r.hook - r.syncRun);
+    t.diagnostic(`victim's wait for a sync slot, median: ${median(quiet.map(waited))} ms without, ${median(loud.map(waited))} ms with the abuser`);
+    assert.ok(median(loud.map(waited)) <= QUEUE_WAIT_BOUND_MS, `the victim's sync waited ${median(loud.map(waited))} ms (median) for a slot while the abuser flooded`);
+    // NOT asserted: the goal, median with the abuser <= 1.2x the median without. The victim's syncs *run*
+    // slower while the abuser's run (this run: 1.6 s -> 6.4 s for its sync, 0.2 s waiting either way): the
+    // abuser keeps one sync running all the time (5 changed functions every push: tarballs, uploads,
+    // applies, then Function reconciles), and this process's CPU, the API server, the git server and
+    // SeaweedFS are shared on 2 cores, which no queue decides. Ratios of medians measured: 4.3x, 1.34x
+    // (earlier session), 2.29x (3 rounds) and 1.46x (5 rounds, after no-change syncs stop after
+    // ls-remote), at load average 11-15. Issue 11 item 5 stays open until the bound holds reliably.
   });
 });
 
