@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
 import { procStatus } from './controller-bench-kit.ts';
 import { functionFiles, functionName, loadAverage, log, setUpScaleBench, sleep } from './scale-bench.ts';
-import { queueDepth } from './scale-bench-probes.ts';
+import { queueDepth, syncTotals } from './scale-bench-probes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -70,8 +70,14 @@ runBench(async (life) => {
   for (let round = 0; round < Number(values.rounds); round++) {
     single.push(await pushOne(false));
     await settle();
+    const before = await syncTotals(bench.controller);
     busy.push(await pushOne(true));
-    log(`round ${round + 1}: push → Function updated ${single.at(-1)} ms alone, ${busy.at(-1)} ms among ${bench.repos.length - 1} busy repositories; load average ${loadAverage()}`);
+    const after = await syncTotals(bench.controller);
+    const syncs =
+      before && after
+        ? `; ${after.count - before.count} syncs meanwhile (${after.unchanged - before.unchanged} stopped after ls-remote), ${(((after.seconds - before.seconds) / Math.max(1, after.count - before.count)) * 1000).toFixed(0)} ms each`
+        : '';
+    log(`round ${round + 1}: push → Function updated ${single.at(-1)} ms alone, ${busy.at(-1)} ms among ${bench.repos.length - 1} busy repositories${syncs}; load average ${loadAverage()}`);
     await settle();
   }
   const ratio = median(busy) / median(single);

@@ -26,11 +26,16 @@ export async function queueDepth(c: ControllerProcess): Promise<number> {
 }
 
 /** Repository syncs this process ran and the seconds they took in all (sless_sync_duration_seconds). */
-export async function syncTotals(c: ControllerProcess): Promise<{ count: number; seconds: number } | undefined> {
+export async function syncTotals(c: ControllerProcess): Promise<{ count: number; seconds: number; unchanged: number } | undefined> {
   try {
     const text = await metrics(c);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-    return { count: sum(samples(text, 'sless_sync_duration_seconds_count')), seconds: sum(samples(text, 'sless_sync_duration_seconds_sum')) };
+    return {
+      count: sum(samples(text, 'sless_sync_duration_seconds_count')),
+      seconds: sum(samples(text, 'sless_sync_duration_seconds_sum')),
+      // Of those, the syncs that stopped after ls-remote (nothing changed since the last full sync).
+      unchanged: sum(samples(text, 'sless_repository_syncs_unchanged_total')),
+    };
   } catch {
     return undefined;
   }
