@@ -37,6 +37,10 @@ export async function countingProxy(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
+        // At once, as the API server does: writeHead alone holds the headers back until the first body chunk,
+        // so a watch without events stayed unestablished for client-node (ListWatch.start() unsettled), and a
+        // controller's shutdown, which waits for it, hung until killed.
+        res.flushHeaders();
         up.pipe(res);
       },
     );

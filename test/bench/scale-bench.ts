@@ -215,7 +215,9 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
       const t = Date.now();
       await c.stop();
       controller = undefined;
-      if (c.child.signalCode === 'SIGKILL') log(`the controller did not exit within 15 s of SIGTERM (killed after ${Date.now() - t} ms)`);
+      if (c.child.signalCode === 'SIGKILL') {
+        log(`the controller did not exit within 15 s of SIGTERM (killed after ${Date.now() - t} ms); its last output:\n${c.log.join('').slice(-3000)}`);
+      }
     },
     async createRepositories(): Promise<void> {
       for (const r of repos) {
