@@ -53,8 +53,18 @@ export class SnapshotBuilder {
     await discover(tree, root, rootEntries, '', found, (dir, oid) => this.memo.get(dir)?.dirOid === oid);
 
     const nextMemo = new Map<string, Memo>();
-    const entries = await Promise.all(
-      found.map(async (f) => {
+    const entries: FunctionEntry[] = [];
+    const rest: Found[] = [];
+    // Most functions have no include paths: a remembered result for the same folder oid holds as it is.
+    for (const f of found) {
+      const old = this.memo.get(f.dir);
+      if (old && f.dirOid !== '' && old.dirOid === f.dirOid && old.includeKey === '' && !old.entry.manifest?.include?.length) {
+        nextMemo.set(f.dir, old);
+        entries.push(old.entry);
+      } else rest.push(f);
+    }
+    const read = await Promise.all(
+      rest.map(async (f) => {
         const old = this.memo.get(f.dir);
         if (old && f.dirOid !== '' && old.dirOid === f.dirOid && old.includeKey === (await includeKey(tree, old.entry))) {
           nextMemo.set(f.dir, old);
@@ -65,6 +75,7 @@ export class SnapshotBuilder {
         return entry;
       }),
     );
+    entries.push(...read);
     this.memo = nextMemo;
     const functions = findDuplicateNames(entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)));
     return { revision: tree.revision ?? contentDigest(functions), functions };

@@ -3,9 +3,10 @@
 // and removal. Both fetch paths (git command line, isomorphic-git) write the same two refs, so
 // either can fetch into the cache next time.
 import fs from 'node:fs';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import git from 'isomorphic-git';
+import type { PackBase } from './pack-index.ts';
 
 export class GitCacheRepo {
   /** isomorphic-git's cache object, shared by every call on this repository; dropped with the cache. */
@@ -35,7 +36,10 @@ export class GitCacheRepo {
   }
 
   /** The cached head (the remote-tracking ref), or undefined. */
-  cachedHead(): Promise<string | undefined> {
+  async cachedHead(): Promise<string | undefined> {
+    // The loose ref as both fetch paths write it; anything else (packed, symbolic) through isomorphic-git.
+    const loose = await readFile(path.join(this.gitdir, this.remoteRef), 'utf8').catch(() => '');
+    if (/^[0-9a-f]{40}\n?$/.test(loose)) return loose.slice(0, 40);
     return git.resolveRef({ fs, gitdir: this.gitdir, ref: this.remoteRef }).catch(() => undefined);
   }
 
@@ -48,12 +52,28 @@ export class GitCacheRepo {
     }
   }
 
+  /** One object's type and content (a thin pack's delta base). */
+  async readObject(oid: string): Promise<PackBase> {
+    const { type, object } = await git.readObject({ fs, gitdir: this.gitdir, oid, format: 'content', cache: this.cache });
+    if (type === 'deflated' || type === 'wrapped') throw new Error(`git object ${oid} was not inflated`);
+    return { type, content: Buffer.from(object as Uint8Array) };
+  }
+
   /** Points the remote-tracking ref (unless `remoteToo` is false) and refs/heads/<branch> at `oid`. */
   async writeHeads(oid: string, remoteToo = true): Promise<void> {
-    if (remoteToo) await git.writeRef({ fs, gitdir: this.gitdir, ref: this.remoteRef, value: oid, force: true });
     // isomorphic-git offers the server as "have" only what the fetched ref expands to locally
     // (refs/heads/<branch>): without it every isomorphic-git fetch re-downloads the whole tree.
-    await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${this.branch}`, value: oid, force: true });
+    const refs = [...(remoteToo ? [this.remoteRef] : []), `refs/heads/${this.branch}`];
+    await Promise.all(refs.map((ref) => this.writeLooseRef(ref, oid)));
+  }
+
+  /** A loose ref, written whole (a `.lock` file renamed into place), as git writes one. */
+  private async writeLooseRef(ref: string, oid: string): Promise<void> {
+    if (!/^[0-9a-f]{40}$/.test(oid)) throw new Error(`not an object id: ${JSON.stringify(oid)}`);
+    const file = path.join(this.gitdir, ref);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(`${file}.lock`, `${oid}\n`);
+    await rename(`${file}.lock`, file);
   }
 
   async packBytes(): Promise<number> {

@@ -10,7 +10,7 @@
 // process its own cacheDir). Where a `git` binary is installed the fetch, the first listing of every
 // tree and blob reads go through it (git-cli.ts: the cold sync is several times faster); isomorphic-git
 // does the rest and is the fallback. With git present, a cache that holds an earlier head fetches the
-// new one in-process over protocol v2 (git-wire-fetch.ts: one POST, `git index-pack` for the pack); a
+// new one in-process over protocol v2 (git-wire-fetch.ts: one POST, a small pack indexed in process); a
 // caller that knows the new head (a webhook names it) passes it as a hint: when that commit is not
 // cached yet, ls-remote is skipped and the branch tip is checked by an ls-refs POST beside the fetch.
 // This file decides which fetch a sync needs; the cache on disk is git-cache-repo.ts, the `git fetch`
@@ -27,6 +27,7 @@ import { createGitHttp, DEFAULT_MAX_FETCH_BYTES, FetchTooLargeError } from './gi
 import type { GitHttpOptions } from './git-http.ts';
 import { BlobBatcher, gitCliAvailable, listAllTrees } from './git-cli.ts';
 import { classifyGitError, GitSourceError, redactUrl } from './git-source-error.ts';
+import { FetchedObjects } from './fetched-objects.ts';
 import { GitTree, TreeMemo } from './git-tree.ts';
 import { WireUnsupportedError } from './git-wire.ts';
 import { wireFetch } from './git-wire-fetch.ts';
@@ -99,6 +100,8 @@ export class GitSource {
   private readonly maxFetchBytes: number;
   /** Set when the server does not speak protocol v2 to an in-process fetch: `git fetch` from then on. */
   private wireOff = false;
+  /** What the last in-process fetch brought (fetched-objects.ts). */
+  private lastFetch: FetchedObjects | undefined;
 
   constructor(options: GitSourceOptions) {
     const split = splitCredentials(options.url);
@@ -137,6 +140,8 @@ export class GitSource {
   }
 
   private async syncLocked(options: SyncOptions): Promise<SyncResult> {
+    // Its blobs served the sync after it only (the trees stay: the next fetch's delta bases).
+    this.lastFetch?.dropBlobs();
     if (this.rebuildNext) await this.resetCache();
     await this.repo.ensure();
     const cached = await this.repo.cachedHead();
@@ -180,6 +185,8 @@ export class GitSource {
     }
     if (cli && this.memo.empty) await this.prefillTrees(revision);
     this.memo.rotate();
+    const fresh = fetched && this.lastFetch?.commit === revision ? this.lastFetch : undefined;
+    const blobs = fresh ? new Map(fresh.blobs) : undefined;
     return {
       revision,
       fetched,
@@ -188,7 +195,8 @@ export class GitSource {
         commit: revision,
         cache: this.repo.cache,
         memo: this.memo,
-        ...(cli ? { readBlob: (oid) => this.blobs.read(oid) } : {}),
+        ...(fresh?.rootTree ? { rootTree: fresh.rootTree } : {}),
+        ...(cli ? { readBlob: (oid) => (blobs?.has(oid) ? Promise.resolve(blobs.get(oid)!) : this.blobs.read(oid)) } : {}),
       }),
     };
   }
@@ -210,9 +218,15 @@ export class GitSource {
         want,
         have,
         verifyTip,
+        // A thin pack's delta bases: the trees the last fetch brought or the memo holds, else from the cache.
+        readObject: (oid) => {
+          const tree = this.lastFetch?.tree(oid) ?? this.memo.object(oid);
+          return tree ? Promise.resolve({ type: 'tree' as const, content: tree }) : this.repo.readObject(oid);
+        },
       });
       if (!result.fetched) return undefined;
       if (result.packBytes > this.maxFetchBytes) throw new FetchTooLargeError(this.maxFetchBytes);
+      this.lastFetch = result.objects ? new FetchedObjects(want, result.objects, this.memo) : undefined;
     } catch (err) {
       if (err instanceof FetchTooLargeError) throw classifyGitError(err, redactUrl(this.url), 'fetch');
       if (err instanceof WireUnsupportedError && err.permanent) this.wireOff = true;
@@ -239,6 +253,7 @@ export class GitSource {
 
   private async resetCache(): Promise<void> {
     this.rebuildNext = false;
+    this.lastFetch = undefined;
     await this.repo.remove();
   }
 

@@ -2,6 +2,7 @@
 // blob ids come from the tree entries, so code_hash needs no blob reads. Trees are memoised by oid
 // in a TreeMemo that the owner keeps across syncs, so a sync after a one-file push re-reads only
 // the handful of trees on that file's path.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import git from 'isomorphic-git';
 import type { SourceTree, TreeEntry, TreeEntryMode } from './source-tree.ts';
@@ -21,6 +22,15 @@ export class TreeMemo {
 
   set(oid: string, entries: readonly TreeEntry[]): void {
     this.current.set(oid, entries);
+  }
+
+  /** The remembered tree `oid` as a git object's content, when re-serialising it gives that id again. */
+  object(oid: string): Buffer | undefined {
+    const entries = this.get(oid);
+    if (!entries) return undefined;
+    const content = serializeTree(entries);
+    const id = createHash('sha1').update(`tree ${content.length}\0`).update(content).digest('hex');
+    return id === oid ? content : undefined;
   }
 
   /** True before the first tree was remembered (a fresh process, or a rebuilt cache). */
@@ -43,9 +53,43 @@ export interface GitTreeOptions {
   readonly memo: TreeMemo;
   /** Reads a blob by oid; default isomorphic-git. */
   readonly readBlob?: (oid: string) => Promise<Buffer>;
+  /** The commit's root tree, when known (a fetch just brought the commit): saves reading the commit. */
+  readonly rootTree?: string;
 }
 
 const MODES = new Set<string>(['100644', '100755', '120000', '040000', '160000']);
+
+/** A tree object's entries, modes normalised as isomorphic-git normalises them. Pure. */
+export function parseTreeObject(content: Buffer): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let at = 0;
+  while (at < content.length) {
+    const space = content.indexOf(0x20, at);
+    const nul = content.indexOf(0, space + 1);
+    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('malformed tree object');
+    const raw = content.toString('latin1', at, space);
+    const mode = raw === '40000' ? '040000' : raw;
+    entries.push({
+      name: content.toString('utf8', space + 1, nul),
+      mode: (MODES.has(mode) ? mode : '100644') as TreeEntryMode,
+      oid: content.toString('hex', nul + 1, nul + 21),
+    });
+    at = nul + 21;
+  }
+  return entries;
+}
+
+/** A tree object's content from its entries (the inverse of parseTreeObject for trees git wrote). Pure. */
+export function serializeTree(entries: readonly TreeEntry[]): Buffer {
+  const heads = entries.map((e) => `${e.mode === '040000' ? '40000' : e.mode} ${e.name}\0`);
+  const out = Buffer.allocUnsafe(heads.reduce((n, h) => n + Buffer.byteLength(h) + 20, 0));
+  let at = 0;
+  entries.forEach((e, i) => {
+    at += out.write(heads[i]!, at, 'utf8');
+    at += out.write(e.oid, at, 'hex');
+  });
+  return out;
+}
 
 export class GitTree implements SourceTree {
   readonly revision: string;
@@ -77,6 +121,7 @@ export class GitTree implements SourceTree {
 
   private async resolveDirOid(dirPath: string): Promise<string | undefined> {
     if (dirPath === '') {
+      if (this.opts.rootTree) return this.opts.rootTree;
       const { commit } = await git.readCommit({ fs, gitdir: this.opts.gitdir, oid: this.opts.commit, cache: this.opts.cache });
       return commit.tree;
     }

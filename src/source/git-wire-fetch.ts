@@ -1,15 +1,24 @@
 // One incremental fetch into a shallow cache over protocol v2 (git-wire.ts): a single POST asking for
-// the new head with the cached head as "have", the pack indexed by `git index-pack --stdin --fix-thin`
-// (git's own indexer: a thin pack's bases come from the cache), the `shallow` file updated as
+// the new head with the cached head as "have", the (thin) pack indexed in this process when small
+// (pack-index.ts: no git process for a one-change fetch) or else by `git index-pack --stdin --fix-thin`
+// (a thin pack's bases come from the cache either way), the `shallow` file updated as
 // `git fetch --depth=1` updates it. With `verifyTip` an ls-refs POST runs beside the fetch, so a head
 // named by a webhook is taken only when it still is the branch tip (a late delivery never moves the
 // cache back). Refs are the caller's to write.
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { HttpClient } from 'isomorphic-git';
 import { run as runGit } from './git-cli.ts';
 import { fetchRequest, lsRefsRequest, parseFetchResponse, parseLsRefs, postCommand } from './git-wire.ts';
 import type { FetchResponse } from './git-wire.ts';
+import { indexPack, ThinPackError } from './pack-index.ts';
+import type { IndexedPack, PackBase } from './pack-index.ts';
+
+/** Reads an object of the cache (a thin pack's delta base). */
+export type ReadObject = (oid: string) => Promise<PackBase>;
+
+/** Packs up to this size are indexed in this process; larger ones by `git index-pack` (faster in bulk). */
+const IN_PROCESS_MAX_BYTES = 2 * 1024 * 1024;
 
 export interface WireFetchInput {
   readonly http: HttpClient;
@@ -22,43 +31,33 @@ export interface WireFetchInput {
   readonly have: string;
   /** Also ask the branch tip, and fetch only when it is `want`. */
   readonly verifyTip: boolean;
+  /** Reads a cached object: the bases of a thin pack's deltas. */
+  readonly readObject: ReadObject;
 }
 
 export type WireFetchResult =
-  | { readonly fetched: true; readonly packBytes: number }
+  | {
+      readonly fetched: true;
+      readonly packBytes: number;
+      /** The fetched objects, when the pack was indexed in this process. */
+      readonly objects?: ReadonlyMap<string, PackBase>;
+    }
   | { readonly fetched: false; readonly tip: string | undefined };
 
 /** Fetches `want` into the cache, or reports the tip that differs from it. Throws WireUnsupportedError, FetchTooLargeError. */
 export async function wireFetch(input: WireFetchInput): Promise<WireFetchResult> {
   const shallowFile = path.join(input.gitdir, 'shallow');
   const shallow = await readShallow(shallowFile);
-  const exchange = Promise.all([
+  const [response, refs] = await Promise.all([
     postCommand(input.http, input.url, input.headers, fetchRequest({ want: input.want, haves: [input.have], shallow, depth: 1 })),
     input.verifyTip ? postCommand(input.http, input.url, input.headers, lsRefsRequest(input.branch)).then(parseLsRefs) : undefined,
-  ]).then(([response, refs]) => {
-    const tip = refs?.get(`refs/heads/${input.branch}`);
-    return refs && tip !== input.want ? { tip } : { fetched: parseFetchResponse(response) };
-  });
-  // index-pack starts beside the requests (a process start costs about as much as the round trip) and
-  // reads the pack when it is there; it gets no input when there is nothing to index.
-  const indexed = indexPack(
-    input.gitdir,
-    exchange.then((r) => r.fetched?.pack, () => undefined),
-  );
-  const result = await exchange.catch(async (err: unknown) => {
-    await indexed.catch(() => undefined);
-    throw err;
-  });
-  const ok = await indexed.then(
-    () => true,
-    (err: unknown) => {
-      if (result.fetched) throw err;
-      return false;
-    },
-  );
-  if (!result.fetched || !ok) return { fetched: false, tip: result.tip };
-  await writeShallow(shallowFile, nextShallow(shallow, result.fetched));
-  return { fetched: true, packBytes: result.fetched.pack.length };
+  ]);
+  const tip = refs?.get(`refs/heads/${input.branch}`);
+  if (refs && tip !== input.want) return { fetched: false, tip };
+  const fetched = parseFetchResponse(response);
+  const objects = await storePack(input.gitdir, fetched.pack, input.readObject);
+  await writeShallow(shallowFile, nextShallow(shallow, fetched));
+  return { fetched: true, packBytes: fetched.pack.length, ...(objects ? { objects } : {}) };
 }
 
 /** The cache's shallow boundary after a fetch: the old one minus what was unshallowed, plus the new. Pure. */
@@ -78,8 +77,51 @@ async function writeShallow(file: string, oids: readonly string[]): Promise<void
   await rename(tmp, file);
 }
 
-/** `git index-pack --stdin --fix-thin`; with no pack it ends at once, and its temporary file is removed. */
-async function indexPack(gitdir: string, pack: Promise<Buffer | undefined>): Promise<void> {
+/**
+ * Stores a fetched pack in the cache: indexed in this process when small (pack-index.ts, a thin pack's
+ * bases read with `readObject`), else, or when that fails, by `git index-pack`. Returns the objects
+ * when indexed in this process.
+ */
+export async function storePack(gitdir: string, pack: Buffer, readObject: ReadObject): Promise<ReadonlyMap<string, PackBase> | undefined> {
+  const indexed = pack.length <= IN_PROCESS_MAX_BYTES ? await indexInProcess(pack, readObject).catch(() => undefined) : undefined;
+  if (!indexed) {
+    await gitIndexPack(gitdir, pack);
+    return undefined;
+  }
+  const name = path.join(gitdir, 'objects', 'pack', `pack-${indexed.checksum}`);
+  const [packTmp, idxTmp] = await Promise.all([writeSynced(`${name}.pack`, indexed.pack), writeSynced(`${name}.idx`, indexed.idx)]);
+  // The index last: readers find packs by their .idx.
+  await rename(packTmp, `${name}.pack`);
+  await rename(idxTmp, `${name}.idx`);
+  return indexed.objects;
+}
+
+async function indexInProcess(pack: Buffer, readObject: ReadObject): Promise<IndexedPack> {
+  try {
+    return indexPack(pack);
+  } catch (err) {
+    if (!(err instanceof ThinPackError)) throw err;
+    const bases = new Map<string, PackBase>();
+    for (const oid of err.missing) bases.set(oid, await readObject(oid));
+    return indexPack(pack, bases);
+  }
+}
+
+/** Writes `data` beside `file` under a temporary name, flushed to disk (as git flushes packs); returns that name. */
+async function writeSynced(file: string, data: Buffer): Promise<string> {
+  const tmp = path.join(path.dirname(file), `tmp_pack_sless_${process.pid}_${path.basename(file)}`);
+  const fh = await open(tmp, 'w', 0o444);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return tmp;
+}
+
+/** `git index-pack --stdin --fix-thin`; its temporary file is removed when it fails. */
+async function gitIndexPack(gitdir: string, pack: Buffer): Promise<void> {
   const result = await runGit(['index-pack', '--stdin', '--fix-thin'], { gitdir, input: pack });
   if (result.code === 0) return;
   const dir = path.join(gitdir, 'objects', 'pack');

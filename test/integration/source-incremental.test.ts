@@ -91,6 +91,12 @@ describe('incremental fetches into the git cache (git command line present)', ()
     // The cache stays a sound shallow repository for git itself.
     await git(['--git-dir', source.gitdir, 'fsck', '--connectivity-only', '--no-dangling']);
     assert.equal((await git(['--git-dir', source.gitdir, 'rev-parse', 'refs/heads/main'])).trim(), c2);
+    // The fetched (thin) pack was completed and indexed in this process: git verifies every pack.
+    const packDir = path.join(source.gitdir, 'objects', 'pack');
+    const packFiles = await readdir(packDir);
+    assert.equal(packFiles.filter((f) => f.endsWith('.idx')).length, 2);
+    assert.deepEqual(packFiles.filter((f) => f.startsWith('tmp_')), []);
+    for (const idx of packFiles.filter((f) => f.endsWith('.idx'))) await git(['--git-dir', source.gitdir, 'verify-pack', path.join(packDir, idx)]);
   });
 
   it('a polled change fetches in-process after ls-remote; a late webhook naming an older head does not move the cache back', async () => {
