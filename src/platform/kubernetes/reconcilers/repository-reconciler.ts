@@ -66,7 +66,10 @@ export class RepositoryReconciler {
   private readonly targets: TargetPolicy;
 
   constructor(private readonly ctx: ReconcileContext) {
-    this.uploads = new FairPool(ctx.settings.concurrency?.uploads ?? 8);
+    const uploads = ctx.settings.concurrency?.uploads ?? 8;
+    // One namespace never holds every slot: another's upload starts at once beside a flood of one tenant's
+    // changed functions (one slot kept for the others, so one large repository keeps nearly the whole pool).
+    this.uploads = new FairPool(uploads, { maxPerTenant: Math.max(1, uploads - 1) });
     const git = ctx.settings.git ?? {};
     this.targets = TargetPolicy.publicOnly({
       allow: git.allowedHosts ?? [],

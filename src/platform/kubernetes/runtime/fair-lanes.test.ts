@@ -93,6 +93,27 @@ describe('FairPool', () => {
     assert.ok(started.indexOf('small-0') <= 3, `small-0 started as task ${started.indexOf('small-0')}: ${started.slice(0, 5).join(', ')}`);
   });
 
+  it('leaves a slot free for another namespace: one namespace runs at most maxPerTenant tasks at once', async () => {
+    const pool = new FairPool(4, { maxPerTenant: 2 });
+    const started: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const task = (name: string) => async () => {
+      started.push(name);
+      await gate;
+    };
+    const busy = Array.from({ length: 6 }, (_, i) => pool.add(`a/r${i}`, task(`a${i}`)));
+    // The flooding namespace holds 2 of the 4 slots; a task of another starts at once, not after one of its ends.
+    assert.deepEqual(started, ['a0', 'a1']);
+    const other = pool.add('b/r1', task('b1'));
+    assert.deepEqual(started, ['a0', 'a1', 'b1']);
+    open();
+    await Promise.all([...busy, other]);
+    assert.equal(started.length, 7);
+    await pool.onIdle();
+    assert.equal(pool.size, 0);
+  });
+
   it('passes a task failure to its caller and keeps going', async () => {
     const pool = new FairPool(1);
     await assert.rejects(pool.add('a', async () => Promise.reject(new Error('boom'))), /boom/);

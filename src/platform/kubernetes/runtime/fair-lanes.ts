@@ -70,15 +70,26 @@ export class FairLanes<T> {
   }
 }
 
-/** At most `concurrency` tasks at once, taken from the groups' lanes in turn (tenants running fewest first). */
+/**
+ * At most `concurrency` tasks at once, taken from the groups' lanes in turn (tenants running fewest first);
+ * with `maxPerTenant`, one tenant runs at most that many at once, so another tenant's task starts at once
+ * however many of the first wait (tasks run long: picking the tenant running fewest only helps once a
+ * slot frees).
+ */
 export class FairPool {
   private readonly waiting = new FairLanes<() => void>();
   private readonly busy = new Map<string, number>();
   private running = 0;
   private idle: Array<() => void> = [];
+  private readonly maxPerTenant: number;
 
-  constructor(readonly concurrency: number) {
+  constructor(
+    readonly concurrency: number,
+    options: { readonly maxPerTenant?: number } = {},
+  ) {
     if (!(concurrency >= 1)) throw new Error(`FairPool concurrency must be at least 1, got ${concurrency}`);
+    this.maxPerTenant = options.maxPerTenant ?? concurrency;
+    if (!(this.maxPerTenant >= 1)) throw new Error(`FairPool maxPerTenant must be at least 1, got ${this.maxPerTenant}`);
   }
 
   add<T>(group: string, task: () => Promise<T>): Promise<T> {
@@ -115,7 +126,8 @@ export class FairPool {
 
   private pump(): void {
     while (this.running < this.concurrency) {
-      const start = this.waiting.shift((t) => this.busy.get(t) ?? 0);
+      const busy = (t: string) => this.busy.get(t) ?? 0;
+      const start = this.waiting.shift(busy, this.maxPerTenant < this.concurrency ? (t) => busy(t) < this.maxPerTenant : undefined);
       if (!start) break;
       start();
     }
