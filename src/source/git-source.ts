@@ -65,11 +65,21 @@ export interface SyncResult {
   /** Commit SHA of the branch head. */
   readonly revision: string;
   readonly tree: GitTree;
-  /** False when the cached head was already current (no fetch happened). */
+  /**
+   * False when the remote head is `revision` and the cache already held it: no fetch happened, and the
+   * cache is not read until `tree` is (its first listing is lazy). A caller that last synced `revision`
+   * may stop here: all this cost is the ls-remote (or nothing, when a hint named a cached head).
+   */
   readonly fetched: boolean;
 }
 
 const MAX_PACKS = 200;
+
+/** `fn` run at most once; every call gets the same promise. */
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | undefined;
+  return () => (p ??= fn());
+}
 const locks = new Map<string, Promise<unknown>>();
 
 /** Runs `fn` after every earlier call with the same key has settled. */
@@ -183,8 +193,9 @@ export class GitSource {
       if (packs > MAX_PACKS) this.rebuildNext = true;
       this.logger?.info('fetched', { url: redactUrl(this.url), branch: this.branch, revision, packs });
     }
-    if (cli && this.memo.empty) await this.prefillTrees(revision);
     this.memo.rotate();
+    // A cold memo is filled in one listing, when the tree is first read (a caller may not read it).
+    const prefill = cli && this.memo.empty ? once(() => this.prefillTrees(revision)) : undefined;
     const fresh = fetched && this.lastFetch?.commit === revision ? this.lastFetch : undefined;
     const blobs = fresh ? new Map(fresh.blobs) : undefined;
     return {
@@ -195,6 +206,7 @@ export class GitSource {
         commit: revision,
         cache: this.repo.cache,
         memo: this.memo,
+        ...(prefill ? { prefill } : {}),
         ...(fresh?.rootTree ? { rootTree: fresh.rootTree } : {}),
         ...(cli ? { readBlob: (oid) => (blobs?.has(oid) ? Promise.resolve(blobs.get(oid)!) : this.blobs.read(oid)) } : {}),
       }),

@@ -55,6 +55,8 @@ export interface GitTreeOptions {
   readonly readBlob?: (oid: string) => Promise<Buffer>;
   /** The commit's root tree, when known (a fetch just brought the commit): saves reading the commit. */
   readonly rootTree?: string;
+  /** Fills the memo before the first tree is read (never rejects). */
+  readonly prefill?: () => Promise<void>;
 }
 
 const MODES = new Set<string>(['100644', '100755', '120000', '040000', '160000']);
@@ -95,11 +97,18 @@ export class GitTree implements SourceTree {
   readonly revision: string;
   private readonly dirOids = new Map<string, Promise<string | undefined>>();
 
+  private prefill: (() => Promise<void>) | undefined;
+
   constructor(private readonly opts: GitTreeOptions) {
     this.revision = opts.commit;
+    this.prefill = opts.prefill;
   }
 
   async readDir(dirPath: string): Promise<readonly TreeEntry[] | undefined> {
+    if (this.prefill) {
+      await this.prefill();
+      this.prefill = undefined;
+    }
     const oid = await this.dirOid(dirPath);
     return oid === undefined ? undefined : this.readTreeOid(oid);
   }

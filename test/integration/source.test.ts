@@ -278,6 +278,23 @@ for (const [mode, gitCli] of [
       assert.deepEqual(await buildSnapshot(again.tree), await buildSnapshot(first.tree));
     });
 
+    it('a no-change sync reads nothing from the cache until its tree is read; a caller that stopped there syncs on', async () => {
+      const { push, source, repo } = await setupIn('stop-early');
+      const c1 = await push({ 'a/function.yaml': NODE, 'a/handler.js': 'x', 'b/function.yaml': NODE });
+      await source.sync();
+      const restarted = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: path.dirname(source.gitdir), gitCli });
+      cleanups.push(() => restarted.close());
+      // The reconciler's "nothing new since the revision I synced": it stops without reading the tree.
+      const unchanged = await restarted.sync();
+      assert.deepEqual([unchanged.fetched, unchanged.revision], [false, c1]);
+      const c2 = await push({ 'b/handler.js': 'y' });
+      const next = await restarted.sync({ head: c2 });
+      assert.deepEqual([next.fetched, next.revision], [true, c2]);
+      const fresh = new GitSource({ url: repo.url, targets: LOCAL, cacheDir: await tempDir(), gitCli });
+      cleanups.push(() => fresh.close());
+      assert.deepEqual(await buildSnapshot(next.tree), await buildSnapshot((await fresh.sync()).tree));
+    });
+
     it('a head named by the caller (a webhook) is fetched at once; the fetched branch tip is what counts', async () => {
       const { push, source } = await setupIn('hinted');
       const c1 = await push({ 'a/function.yaml': NODE });
