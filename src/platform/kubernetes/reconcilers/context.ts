@@ -57,17 +57,30 @@ export interface ReconcileContext {
   readonly commitStatus?: KubeCommitStatus;
 }
 
-/** One log line and one Event on the object, sharing the reason string. */
+/**
+ * Routine outcomes of a repository's Functions: counted into one Event per reason on the FunctionRepository
+ * (as the log line still names each), not one Event per Function: a sync of 1,000 new functions made 2,000
+ * Events. Failures and everything else a user must see on the Function itself stay there.
+ */
+export const ROUTINE_REASONS: ReadonlySet<string> = new Set(['BuildStarted', 'BuildSucceeded', 'Deployed']);
+
+/**
+ * One log line and one Event sharing the reason string: on the object, or, for a routine outcome of a
+ * Function its repository manages, counted into the repository's Event for that reason (ROUTINE_REASONS).
+ */
 export function record(
   ctx: ReconcileContext,
-  target: EventTarget,
+  target: EventTarget & { readonly metadata?: { readonly labels?: Record<string, string> } },
   type: 'Normal' | 'Warning',
   reason: string,
   message: string,
 ): void {
   const ref = `${target.kind ?? '?'} ${target.metadata?.namespace ?? ''}/${target.metadata?.name ?? ''}`;
   (type === 'Warning' ? ctx.logger.warn : ctx.logger.info).call(ctx.logger, `${reason}: ${ref}: ${message}`, { reason });
-  void ctx.kube.event(target, type, reason, message);
+  const repoName = target.kind === 'Function' ? target.metadata?.labels?.[LABELS.repository] : undefined;
+  const repo = type === 'Normal' && repoName && ROUTINE_REASONS.has(reason) ? ctx.caches.repositories.get(repoName, target.metadata?.namespace) : undefined;
+  if (repo) void ctx.kube.ownerEvent(repo, reason, target.metadata?.name ?? '', message);
+  else void ctx.kube.event(target, type, reason, message);
 }
 
 /** `ns/name` keys used by the work queues. */

@@ -5,14 +5,14 @@ import { EventRecorder, type EventSink } from './event-recorder.ts';
 
 function fakeSink() {
   const created: CoreV1Event[] = [];
-  const updates: Array<{ name: string; count: number }> = [];
+  const updates: Array<{ name: string; count: number; message?: string }> = [];
   const sink: EventSink = {
     create: async (_ns, body) => {
       created.push(body);
       return { name: `ev-${created.length}` };
     },
-    update: async (_ns, name, count) => {
-      updates.push({ name, count });
+    update: async (_ns, name, count, _at, message) => {
+      updates.push({ name, count, ...(message !== undefined ? { message } : {}) });
     },
   };
   return { sink, created, updates };
@@ -67,5 +67,31 @@ describe('EventRecorder', () => {
   it('never fails the caller when the API server refuses the Event', async () => {
     const rec = new EventRecorder({ sink: { create: () => Promise.reject(new Error('403')), update: () => Promise.reject(new Error('403')) } });
     assert.equal(await rec.record(fn('u1'), 'Normal', 'Deployed', 'x'), 'created');
+  });
+
+  it("aggregates a repository's routine outcomes into one Event per reason on it, counting and naming the latest; a trailing update sends the last count", async () => {
+    let now = 0;
+    const pending: Array<{ fn: () => void; ms: number }> = [];
+    const { sink, created, updates } = fakeSink();
+    const rec = new EventRecorder({ sink, now: () => new Date(now), later: (f, ms) => pending.push({ fn: f, ms }) });
+    const repo = { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'FunctionRepository', metadata: { name: 'r', namespace: 'ns', uid: 'r1' } };
+    const results = [];
+    for (let i = 0; i < 100; i++) {
+      results.push(await rec.aggregate(repo, 'BuildSucceeded', `fn-${i}`, `built image-${i}`));
+      now += 100;
+    }
+    await rec.aggregate(repo, 'BuildStarted', 'fn-0', 'building');
+    assert.deepEqual(
+      created.map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`),
+      ['FunctionRepository/r BuildSucceeded: 1 Function(s) of this repository; latest fn-0: built image-0', 'FunctionRepository/r BuildStarted: 1 Function(s) of this repository; latest fn-0: building'],
+    );
+    assert.equal(results.filter((r) => r === 'counted').length, 99);
+    assert.equal(pending.length, 1, 'one trailing update scheduled, not one per occurrence');
+    assert.equal(pending[0]!.ms, 59_900, 'a minute after the create');
+    assert.deepEqual(updates, []);
+    now = 60_000;
+    pending[0]!.fn();
+    await Promise.resolve();
+    assert.deepEqual(updates, [{ name: 'ev-1', count: 100, message: '100 Function(s) of this repository; latest fn-99: built image-99' }]);
   });
 });

@@ -3,6 +3,10 @@
 // the count reaches the API server as a series update of that one Event at most once per `updateEveryMs`
 // (client-go's correlator aggregates and rate-limits the same way), never one Event per attempt. What it
 // remembers is bounded (least recently used first out) and dropped with the object (forget).
+//
+// Routine outcomes of many objects of one owner (a repository's Functions built and deployed) aggregate on
+// the owner instead (`aggregate`): one Event per owner and reason whose count and message say how many and
+// which was the latest; the last count reaches the API server within `updateEveryMs` (a trailing update).
 import type { CoreV1Event } from '@kubernetes/client-node';
 
 export interface EventTarget {
@@ -14,7 +18,7 @@ export interface EventTarget {
 export interface EventSink {
   create(namespace: string, body: CoreV1Event): Promise<{ name: string } | undefined>;
   /** Sets count and lastTimestamp of an Event this recorder created. */
-  update(namespace: string, name: string, count: number, lastTimestamp: Date): Promise<void>;
+  update(namespace: string, name: string, count: number, lastTimestamp: Date, message?: string): Promise<void>;
 }
 
 export interface EventRecorderOptions {
@@ -27,7 +31,13 @@ export interface EventRecorderOptions {
   /** How many distinct outcomes it remembers (client-go: 4,096). */
   readonly maxEntries?: number;
   readonly component?: string;
+  /** Schedules the trailing update of an aggregate (tests pass their own). */
+  readonly later?: (fn: () => void, ms: number) => void;
 }
+
+const laterUnref = (fn: () => void, ms: number): void => {
+  setTimeout(fn, ms).unref();
+};
 
 interface Seen {
   readonly uid: string;
@@ -38,6 +48,10 @@ interface Seen {
   count: number;
   /** When the API server last heard of this Event (create or update). */
   sentAt: number;
+  /** Aggregates: the message as it stands, whether the API server has heard the latest, a trailing update pending. */
+  message?: string;
+  dirty?: boolean;
+  flushing?: boolean;
 }
 
 export type Recorded = 'created' | 'updated' | 'counted';
@@ -49,6 +63,7 @@ export class EventRecorder {
   private readonly updateEveryMs: number;
   private readonly maxEntries: number;
   private readonly component: string;
+  private readonly later: (fn: () => void, ms: number) => void;
 
   constructor(private readonly opts: EventRecorderOptions) {
     this.now = opts.now ?? (() => new Date());
@@ -56,6 +71,7 @@ export class EventRecorder {
     this.updateEveryMs = opts.updateEveryMs ?? 60_000;
     this.maxEntries = opts.maxEntries ?? 4096;
     this.component = opts.component ?? 'sless-controller';
+    this.later = opts.later ?? laterUnref;
   }
 
   /** Outcomes remembered (for tests and the memory bound). */
@@ -87,6 +103,60 @@ export class EventRecorder {
     }
     const entry: Seen = { uid, namespace, firstAt: at, count: 1, sentAt: at };
     this.touch(key, entry);
+    await this.create(key, entry, target, type, reason, text, now);
+    return 'created';
+  }
+
+  /**
+   * One occurrence of a routine outcome of `member` (a Function's name), recorded on its owner: the first
+   * within the window creates the owner's Event for this reason, later ones count and name the latest
+   * (`BuildSucceeded: 37 Functions of this repository; latest fn-0036: ...`), sent as a series update at
+   * most once per `updateEveryMs`, the last one by a trailing update.
+   */
+  async aggregate(owner: EventTarget, reason: string, member: string, message: string): Promise<Recorded | undefined> {
+    const namespace = owner.metadata?.namespace;
+    if (!namespace) return undefined;
+    const uid = owner.metadata?.uid ?? `${owner.kind ?? ''}/${namespace}/${owner.metadata?.name ?? ''}`;
+    const key = `${uid}\u0000aggregate\u0000${reason}`;
+    const now = this.now();
+    const at = now.getTime();
+    const known = this.seen.get(key);
+    const fresh = !known || at - known.firstAt >= this.windowMs;
+    const entry: Seen = fresh ? { uid, namespace, firstAt: at, count: 0, sentAt: at } : known;
+    entry.count++;
+    entry.message = `${entry.count} ${owner.kind === 'FunctionRepository' ? 'Function(s) of this repository' : 'object(s)'}; latest ${member}: ${message}`.slice(0, 1024);
+    this.touch(key, entry);
+    if (fresh) {
+      await this.create(key, entry, owner, 'Normal', reason, entry.message, now);
+      return 'created';
+    }
+    entry.dirty = true;
+    if (entry.name && at - entry.sentAt >= this.updateEveryMs) {
+      await this.flush(entry);
+      return 'updated';
+    }
+    if (!entry.flushing) {
+      entry.flushing = true;
+      this.later(() => void this.flush(entry), Math.max(0, entry.sentAt + this.updateEveryMs - at));
+    }
+    return 'counted';
+  }
+
+  private async flush(entry: Seen): Promise<void> {
+    entry.flushing = false;
+    if (!entry.dirty || !entry.name) return;
+    entry.dirty = false;
+    const now = this.now();
+    entry.sentAt = now.getTime();
+    try {
+      await this.opts.sink.update(entry.namespace, entry.name, entry.count, now, entry.message);
+    } catch {
+      // best effort
+    }
+  }
+
+  private async create(key: string, entry: Seen, target: EventTarget, type: 'Normal' | 'Warning', reason: string, text: string, now: Date): Promise<void> {
+    const namespace = entry.namespace;
     try {
       const created = await this.opts.sink.create(namespace, {
         metadata: { generateName: `${target.metadata?.name ?? 'sless'}.`, namespace },
@@ -106,7 +176,6 @@ export class EventRecorder {
       // best effort: an event that cannot be written must never fail a reconcile; the next occurrence tries again
       if (this.seen.get(key) === entry) this.seen.delete(key);
     }
-    return 'created';
   }
 
   /** The object is gone: forget its outcomes. */

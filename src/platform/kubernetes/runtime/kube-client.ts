@@ -77,9 +77,12 @@ export class KubeClient {
           const created = await this.core.createNamespacedEvent({ namespace, body });
           return created.metadata?.name ? { name: created.metadata.name } : undefined;
         },
-        update: async (namespace, name, count, lastTimestamp) => {
+        update: async (namespace, name, count, lastTimestamp, message) => {
           this.note('event');
-          await this.core.patchNamespacedEvent({ namespace, name, body: { count, lastTimestamp } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+          await this.core.patchNamespacedEvent(
+            { namespace, name, body: { count, lastTimestamp, ...(message !== undefined ? { message } : {}) } },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          );
         },
       },
     });
@@ -201,5 +204,10 @@ export class KubeClient {
    */
   async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     await this.events.record(target, type, reason, message);
+  }
+
+  /** A routine outcome of `member`, counted into one Event of its owner per reason (event-recorder.ts). */
+  async ownerEvent(owner: EventTarget, reason: string, member: string, message: string): Promise<void> {
+    await this.events.aggregate(owner, reason, member, message);
   }
 }
