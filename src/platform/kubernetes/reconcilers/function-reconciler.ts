@@ -31,8 +31,16 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  * to crash-loop or fail its pull, so most rollouts finish without a single pod list.
  */
 const ROLLOUT_POLL_MS = 3_000;
+/** How long the status write after a build may wait for its rollout to finish (StepResult.hold). */
+const ROLLOUT_HOLD_MS = 5_000;
 
-type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number };
+/**
+ * `hold`: write no status this time. A build just finished and its rollout has begun: most rollouts are
+ * done within ROLLOUT_HOLD_MS, so the status goes Building → Ready in one write instead of Building →
+ * rolling out → Ready (the conditions say Reconciling all along). The build's outcome is remembered
+ * meanwhile (FunctionReconciler.built), so no reconcile reads the Job's pod a second time.
+ */
+type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number; hold?: boolean };
 
 export function functionUrl(ctx: Pick<ReconcileContext, 'settings'>, namespace: string, name: string): string {
   return `${(ctx.settings.publicBaseUrl ?? '').replace(/\/+$/, '')}/fn/${namespace}/${name}`;
@@ -67,15 +75,21 @@ export class FunctionReconciler {
    * cache moves past that version it lags behind our own apply, and applying again would be a wasted request.
    */
   private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
+  /** The same for the Service. */
+  private readonly appliedServices = new Map<string, { hash: string; before: string | undefined }>();
 
   /** When this process first saw the rollout of each applied form (hash) unfinished; gone once it is available. */
   private readonly rollingOutSince = new Map<string, { hash: string; since: number }>();
+
+  /** A finished build whose image the status does not name yet (see StepResult.hold), per function. */
+  private readonly built = new Map<string, { buildKey: string; imageRef: string; finishedAt: string; seenAt: number }>();
 
   constructor(private readonly ctx: ReconcileContext) {}
 
   /** Its Deployment or Service went away: the next reconcile must not trust what it applied before. */
   forgetApplied(key: string): void {
     this.applied.delete(key);
+    this.appliedServices.delete(key);
   }
 
   async reconcile(key: string): Promise<HandlerResult | void> {
@@ -84,9 +98,11 @@ export class FunctionReconciler {
     const fn = ctx.caches.functions.get(name, namespace);
     if (!fn) {
       this.applied.delete(key);
+      this.appliedServices.delete(key);
       this.rollingOutSince.delete(key);
       this.recordedBuilds.delete(key);
       this.discarded.delete(key);
+      this.built.delete(key);
       return;
     }
     if (fn.metadata?.deletionTimestamp) return this.finalize(fn);
@@ -102,7 +118,7 @@ export class FunctionReconciler {
       failure = err;
       result = { outcome: { kind: 'failed', reason: 'ReconcileError', message: err instanceof Error ? err.message : String(err) }, status: {} };
     } finally {
-      if (result) await writeStatus(ctx, 'Function', fn, result.outcome, result.status);
+      if (result && !result.hold) await writeStatus(ctx, 'Function', fn, result.outcome, result.status);
     }
     if (failure) throw failure;
     return result?.requeueAfterMs ? { requeueAfterMs: result.requeueAfterMs } : undefined;
@@ -141,12 +157,22 @@ export class FunctionReconciler {
     let imageRef = fn.status?.imageRef;
     let lastBuiltAt = fn.status?.lastBuiltAt;
     let justBuilt = false;
+    /** The status does not name this build's image yet: it was built now, or moments ago (held). */
+    let unreported = false;
+    const held = this.built.get(key);
+    if (tagOf(imageRef) === imageTag(bk) || held?.buildKey !== bk) this.built.delete(key);
     if (tagOf(imageRef) !== imageTag(bk)) {
-      const build = await this.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key);
-      if (build.kind !== 'built') return build.result;
-      imageRef = build.imageRef;
-      lastBuiltAt = build.finishedAt;
-      justBuilt = true;
+      unreported = true;
+      if (held?.buildKey === bk) {
+        imageRef = held.imageRef;
+        lastBuiltAt = held.finishedAt;
+      } else {
+        const build = await this.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key);
+        if (build.kind !== 'built') return build.result;
+        imageRef = build.imageRef;
+        lastBuiltAt = build.finishedAt;
+        justBuilt = true;
+      }
     }
     if (!imageRef) throw new Error('unreachable: no image after a finished build');
 
@@ -164,12 +190,20 @@ export class FunctionReconciler {
     switch (rollout.state) {
       case 'available':
         return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, phase: 'Ready', message: '' } };
-      case 'progressing':
+      case 'progressing': {
+        const since = justBuilt ? ctx.now().getTime() : (this.built.get(key)?.seenAt ?? 0);
+        if (unreported && ctx.now().getTime() - since < ROLLOUT_HOLD_MS) {
+          if (justBuilt) this.built.set(key, { buildKey: bk, imageRef, finishedAt: lastBuiltAt ?? ctx.now().toISOString(), seenAt: since });
+          // The Deployment's watch enqueues this Function as the rollout moves; a failing rollout (its pods,
+          // read after ROLLOUT_POLL_MS) is written at once; the requeues lift the hold after ROLLOUT_HOLD_MS.
+          return { outcome: { kind: 'progressing', reason: rollout.reason, message: rollout.message }, status: {}, hold: true, requeueAfterMs: ROLLOUT_POLL_MS };
+        }
         return {
           outcome: { kind: 'progressing', reason: rollout.reason, message: rollout.message },
           status: { ...built, phase: 'Pending', message: rollout.message },
           requeueAfterMs: ROLLOUT_POLL_MS,
         };
+      }
       case 'failing':
         return {
           outcome: { kind: 'failed', reason: rollout.reason, message: rollout.message },
@@ -378,7 +412,14 @@ export class FunctionReconciler {
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
     if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return { hash };
     const applied = deploymentCurrent ? undefined : await ctx.kube.apply(deployment);
-    if (!upToDate(service, ctx.caches.services.get(name, namespace))) await ctx.kube.apply(service);
+    const liveService = ctx.caches.services.get(name, namespace);
+    const serviceHash = service.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
+    const lastService = this.appliedServices.get(key);
+    // As for the Deployment: a Service applied a moment ago may not be in the cache yet.
+    if (!upToDate(service, liveService) && !(lastService?.hash === serviceHash && lastService.before === liveService?.metadata?.resourceVersion)) {
+      await ctx.kube.apply(service);
+      this.appliedServices.set(key, { hash: serviceHash, before: liveService?.metadata?.resourceVersion });
+    }
     const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
     if (!deploymentCurrent && justBuilt) {
       // recorded as BuildSucceeded by the caller

@@ -33,4 +33,18 @@ describe('writeStatus', () => {
     await writeStatus(ctx, 'FunctionRepository', obj, outcome, { functions: [{ name: 'a', path: 'p', codeHash: 'h2' }] });
     assert.equal(sent.length, 1, 'the memo holds the second one back while the cache lags');
   });
+
+  it('while the cache lags, a body that differs from the one just written only by cleared fields is not sent again', async () => {
+    const sent: object[] = [];
+    const ctx = {
+      kube: { patchStatus: async (_k: string, _n: string, _m: string, body: object) => void sent.push(body) },
+      now: () => new Date('2026-12-01T00:00:00Z'),
+      statusMemo: new Map() as StatusMemo,
+    } as unknown as Parameters<typeof writeStatus>[0];
+    const building = { kind: 'progressing', reason: 'Building', message: 'building' } as const;
+    const fresh = { metadata: { name: 'f', namespace: 'ns', generation: 1, uid: 'u' } };
+    await writeStatus(ctx, 'Function', fresh, building, { phase: 'Building', message: 'building', failedBuildKey: '' });
+    await writeStatus(ctx, 'Function', fresh, building, { phase: 'Building', message: 'building' });
+    assert.equal(sent.length, 1);
+  });
 });

@@ -36,7 +36,9 @@ export async function writeStatus(
   if (same) return;
   const id = memoId(kind, obj);
   const body = { ...fields, ...summary };
-  const fingerprint = JSON.stringify({ ...body, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) });
+  // Cleared fields ('' or null) say what an absent one says (equalish): they make no difference here either.
+  const kept = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const fingerprint = JSON.stringify(normalize({ ...kept, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) }));
   const now = ctx.now().getTime();
   const last = ctx.statusMemo.get(id);
   if (last && last.fingerprint === fingerprint && now - last.at < MEMO_MS) return;
