@@ -41,7 +41,7 @@ import { reuseConnections } from './runtime/reuse-connections.ts';
 import { listAllPages } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
-import { DEFAULT_SYNC_CONCURRENCY, defaultSyncsPerNamespace, LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
+import { DEFAULT_FUNCTION_RECONCILE_CONCURRENCY, DEFAULT_RECONCILE_CONCURRENCY, DEFAULT_SYNC_CONCURRENCY, defaultSyncsPerNamespace, LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
 
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
@@ -234,8 +234,8 @@ export class Controller {
     const c = settings.concurrency ?? {};
     const pools = (this.pools = {
       syncs: new PQueue({ concurrency: c.syncs ?? DEFAULT_SYNC_CONCURRENCY }),
-      builds: new PQueue({ concurrency: c.builds ?? 8 }),
-      other: new PQueue({ concurrency: c.reconciles ?? 8 }),
+      builds: new PQueue({ concurrency: c.builds ?? DEFAULT_FUNCTION_RECONCILE_CONCURRENCY }),
+      other: new PQueue({ concurrency: c.reconciles ?? DEFAULT_RECONCILE_CONCURRENCY }),
     });
     const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>, groupOf: (key: string) => string, maxRunningPerNamespace?: number) =>
       new WorkQueue({

@@ -96,6 +96,15 @@ export interface TenantLimits {
  * state 174 s -> 96 s, one push among 99 busy repositories 14.2 s -> 11.2 s (load average 9-11).
  */
 export const DEFAULT_SYNC_CONCURRENCY = 8;
+/**
+ * The per-function work of one sync at once (context upload, then the Function and its Triggers applied):
+ * I/O-bound, each request waits on the API server or S3, so 8 left the controller idle half of a
+ * 1,000-function sync (about 4 functions a second at load 10); repositories take turns (fair-lanes.ts).
+ */
+export const DEFAULT_APPLY_CONCURRENCY = 32;
+/** Function reconciles (build Job, Deployment, Service, status) at once: I/O-bound as well. */
+export const DEFAULT_FUNCTION_RECONCILE_CONCURRENCY = 16;
+export const DEFAULT_RECONCILE_CONCURRENCY = 8;
 /** Half the sync pool (at least one): whatever one namespace queues, another finds a free slot at once. */
 export function defaultSyncsPerNamespace(syncs: number): number {
   return Math.max(1, Math.floor(syncs / 2));
