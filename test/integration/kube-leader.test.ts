@@ -203,6 +203,32 @@ describe('leader election over a Lease', () => {
     assert.deepEqual(c.events, [], 'it never led');
   });
 
+  it('a leader whose renewal hangs tries again within its renew deadline and keeps leading (one lost request under load)', async () => {
+    let hang = false;
+    let hung = 0;
+    const watched = Object.create(kc) as KubeConfig;
+    watched.applySecurityAuthentication = async (context) => {
+      if (hang && (context as unknown as { getHttpMethod(): string }).getHttpMethod() === 'PUT') {
+        hang = false;
+        hung++;
+        await new Promise(() => undefined); // this renewal never leaves
+      }
+      await kc.applySecurityAuthentication(context);
+    };
+    const c = candidate(watched, ns.name, 'starved', 'starved-lease');
+    c.elector.start();
+    try {
+      await eventually(() => assert.equal(c.elector.isLeader, true));
+      hang = true;
+      await eventually(() => assert.equal(hung, 1), { timeoutMs: 5_000, intervalMs: 20 });
+      await new Promise((r) => setTimeout(r, FAST.leaseDurationMs));
+      assert.equal(c.elector.isLeader, true);
+      assert.deepEqual(c.events, ['started'], 'it never stopped leading');
+    } finally {
+      await c.elector.stop();
+    }
+  });
+
   it('a leader that cannot reach the API server stops leading within its renew deadline', async () => {
     // This candidate talks to the API server through a TCP relay that the test cuts.
     const relay = await tcpRelay(new URL(kc.getCurrentCluster()!.server));

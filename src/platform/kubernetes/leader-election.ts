@@ -43,6 +43,9 @@ export interface LeaderElectionOptions {
 
 export const DEFAULT_LEASE_NAME = 'sless-controller';
 
+/** A leader's next round after a failed one (client-go waits its retry period, 2 s). */
+const RETRY_AFTER_FAILED_RENEWAL_MS = 500;
+
 export type LeaseDecision = 'create' | 'renew' | 'take' | 'wait';
 
 /**
@@ -66,6 +69,11 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewIntervalMs: number;
   private readonly renewDeadlineMs: number;
+  /** How long one round of a leader may take (half the renew deadline, at least one renew interval). */
+  private readonly attemptTimeoutMs: number;
+  private failedRound = false;
+  /** The Lease as this replica last wrote it: a leader renews it with one PUT, no GET before. */
+  private held: V1Lease | undefined;
   private readonly timers: Timers;
   private observed: { resourceVersion: string; at: number } | undefined;
   private leading = false;
@@ -86,6 +94,7 @@ export class LeaderElector {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewIntervalMs = opts.renewIntervalMs ?? 2_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? Math.min(10_000, Math.floor(this.leaseDurationMs * 2 / 3));
+    this.attemptTimeoutMs = Math.min(this.renewDeadlineMs, Math.max(this.renewIntervalMs, Math.floor(this.renewDeadlineMs / 2)));
     if (this.renewDeadlineMs >= this.leaseDurationMs) {
       throw new Error(`leader election: renewDeadline (${this.renewDeadlineMs} ms) must be shorter than leaseDuration (${this.leaseDurationMs} ms)`);
     }
@@ -128,15 +137,20 @@ export class LeaderElector {
   private schedule(ms: number): void {
     this.cancelTimer = this.timers.after(ms, () => {
       this.tick = this.attempt().finally(() => {
-        if (this.running) this.schedule(this.renewIntervalMs);
+        // A leader whose round failed tries again soon, within its renew deadline.
+        if (this.running) this.schedule(this.leading && this.failedRound ? Math.min(this.renewIntervalMs, RETRY_AFTER_FAILED_RENEWAL_MS) : this.renewIntervalMs);
       });
     });
   }
 
   private async attempt(): Promise<void> {
     const sentAt = this.timers.now();
+    this.failedRound = false;
     try {
-      const won = await this.withTimeout(this.tryAcquireOrRenew(), this.renewDeadlineMs);
+      // A leader's round gets half its renew deadline: one lost or starved request then leaves time for
+      // another round before the deadline (under a CPU-starved API server one hung renewal used to end
+      // leading). Candidates wait the whole deadline: nothing is at stake for them.
+      const won = await this.withTimeout(this.tryAcquireOrRenew(), this.leading ? this.attemptTimeoutMs : this.renewDeadlineMs);
       if (won) {
         this.lastRenewAt = this.timers.now();
         // Others may take the Lease leaseDuration after they saw this renewal, at the earliest after it was
@@ -150,6 +164,7 @@ export class LeaderElector {
         this.stepDown('another replica holds the Lease');
       }
     } catch (err) {
+      this.failedRound = true;
       const message = err instanceof Error ? err.message : String(err);
       if (this.leading && this.timers.now() - this.lastRenewAt >= this.renewDeadlineMs) {
         this.stepDown(`could not renew the Lease for ${this.renewDeadlineMs} ms (${message})`);
@@ -222,10 +237,28 @@ export class LeaderElector {
   /** One round: true when this replica holds the Lease afterwards. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const now = this.timers.now();
+    if (this.leading && this.held) {
+      // Renewal in one request: the PUT carries the resourceVersion of our own last write, so it fails
+      // (409) if anyone wrote the Lease since; then read it and decide as any candidate does.
+      try {
+        const spec = this.held.spec ?? {};
+        this.held = await this.api.replaceNamespacedLease({
+          name: this.name,
+          namespace: this.opts.namespace,
+          body: { ...this.held, spec: { ...spec, renewTime: new V1MicroTime(now), acquireTime: spec.acquireTime ? new V1MicroTime(new Date(spec.acquireTime).getTime()) : undefined } },
+        });
+        this.observe(this.held, now);
+        return true;
+      } catch (err) {
+        this.held = undefined;
+        if (!(err instanceof ApiException && err.code === 409)) throw err;
+      }
+    }
     const lease = await this.read();
     const observedAt = this.observe(lease, now);
     const decision = decideLease(lease, this.opts.identity, now, observedAt, this.leaseDurationMs);
     if (decision === 'wait') {
+      this.held = undefined;
       this.mayHold = false;
       return false;
     }
@@ -244,6 +277,7 @@ export class LeaderElector {
           },
         });
         this.observe(created, now);
+        this.held = created;
         return true;
       }
       const spec = lease?.spec ?? {};
@@ -264,6 +298,7 @@ export class LeaderElector {
         },
       });
       this.observe(replaced, now);
+      this.held = replaced;
       return true;
     } catch (err) {
       // Someone else wrote first (create raced, or the resourceVersion moved on): not ours this round.
