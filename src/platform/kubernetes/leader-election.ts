@@ -169,7 +169,8 @@ export class LeaderElector {
       if (this.leading && this.timers.now() - this.lastRenewAt >= this.renewDeadlineMs) {
         this.stepDown(`could not renew the Lease for ${this.renewDeadlineMs} ms (${message})`);
       } else {
-        this.opts.logger?.warn(`LeaderElectionError: Lease ${this.lease}: ${message}; retrying in ${this.renewIntervalMs} ms`, { reason: 'LeaderElectionError' });
+        const retryMs = this.leading ? Math.min(this.renewIntervalMs, RETRY_AFTER_FAILED_RENEWAL_MS) : this.renewIntervalMs;
+        this.opts.logger?.warn(`LeaderElectionError: Lease ${this.lease}: ${message}; retrying in ${retryMs} ms`, { reason: 'LeaderElectionError' });
       }
     }
   }
