@@ -49,11 +49,9 @@ export async function fetchWithCli(input: CliFetchInput): Promise<string> {
     if (err.reason === 'branch-not-found' || err.reason === 'not-git') await input.remoteHead();
     throw err;
   }
-  const head = await runGit(['rev-parse', '--verify', `${ref}^{commit}`], { gitdir: repo.gitdir });
-  const oid = head.stdout.toString().trim();
-  if (head.code !== 0 || !/^[0-9a-f]{40}$/.test(oid)) {
-    throw new GitSourceError('fetch-failed', `git fetch of ${redactUrl(input.url)} left no ${ref}: ${head.stderr.trim()}`);
-  }
+  // The ref git fetch wrote, read as a file (no `git rev-parse` process).
+  const oid = await repo.cachedHead();
+  if (!oid) throw new GitSourceError('fetch-failed', `git fetch of ${redactUrl(input.url)} left no ${ref}: it is not in the cache`);
   await repo.writeHeads(oid, false);
   return oid;
 }
