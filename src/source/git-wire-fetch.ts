@@ -2,9 +2,10 @@
 // the new head with the cached head as "have", the (thin) pack indexed in this process when small
 // (pack-index.ts: no git process for a one-change fetch) or else by `git index-pack --stdin --fix-thin`
 // (a thin pack's bases come from the cache either way), the `shallow` file updated as
-// `git fetch --depth=1` updates it. With `verifyTip` an ls-refs POST runs beside the fetch, so a head
-// named by a webhook is taken only when it still is the branch tip (a late delivery never moves the
-// cache back). Refs are the caller's to write.
+// `git fetch --depth=1` updates it. With `verifyTip` (a head named by a webhook) the head is taken at
+// once when it is a child of the cached head (a push on top of what the cache holds: never a step
+// back), else only after an ls-refs POST says it still is the branch tip (a late delivery never moves
+// the cache back). Refs are the caller's to write.
 import { open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { HttpClient } from 'isomorphic-git';
@@ -48,16 +49,29 @@ export type WireFetchResult =
 export async function wireFetch(input: WireFetchInput): Promise<WireFetchResult> {
   const shallowFile = path.join(input.gitdir, 'shallow');
   const shallow = await readShallow(shallowFile);
-  const [response, refs] = await Promise.all([
-    postCommand(input.http, input.url, input.headers, fetchRequest({ want: input.want, haves: [input.have], shallow, depth: 1 })),
-    input.verifyTip ? postCommand(input.http, input.url, input.headers, lsRefsRequest(input.branch)).then(parseLsRefs) : undefined,
-  ]);
-  const tip = refs?.get(`refs/heads/${input.branch}`);
-  if (refs && tip !== input.want) return { fetched: false, tip };
+  const response = await postCommand(input.http, input.url, input.headers, fetchRequest({ want: input.want, haves: [input.have], shallow, depth: 1 }));
   const fetched = parseFetchResponse(response);
-  const objects = await storePack(input.gitdir, fetched.pack, input.readObject);
+  const indexed = fetched.pack.length <= IN_PROCESS_MAX_BYTES ? await indexInProcess(fetched.pack, input.readObject).catch(() => undefined) : undefined;
+  if (input.verifyTip && !commitParents(indexed?.objects.get(input.want)).includes(input.have)) {
+    const refs = parseLsRefs(await postCommand(input.http, input.url, input.headers, lsRefsRequest(input.branch)));
+    const tip = refs.get(`refs/heads/${input.branch}`);
+    if (tip !== input.want) return { fetched: false, tip };
+  }
+  if (indexed) await storeIndexed(input.gitdir, indexed);
+  else await gitIndexPack(input.gitdir, fetched.pack);
   await writeShallow(shallowFile, nextShallow(shallow, fetched));
-  return { fetched: true, packBytes: fetched.pack.length, ...(objects ? { objects } : {}) };
+  return { fetched: true, packBytes: fetched.pack.length, ...(indexed ? { objects: indexed.objects } : {}) };
+}
+
+/** The parent ids of a commit object (none for anything else). Pure. */
+export function commitParents(object: PackBase | undefined): string[] {
+  if (object?.type !== 'commit') return [];
+  const head = object.content.toString('latin1', 0, Math.min(object.content.length, 4096));
+  const end = head.indexOf('\n\n');
+  return (end < 0 ? head : head.slice(0, end))
+    .split('\n')
+    .filter((l) => /^parent [0-9a-f]{40}$/.test(l))
+    .map((l) => l.slice(7));
 }
 
 /** The cache's shallow boundary after a fetch: the old one minus what was unshallowed, plus the new. Pure. */
@@ -77,25 +91,15 @@ async function writeShallow(file: string, oids: readonly string[]): Promise<void
   await rename(tmp, file);
 }
 
-/**
- * Stores a fetched pack in the cache: indexed in this process when small (pack-index.ts, a thin pack's
- * bases read with `readObject`), else, or when that fails, by `git index-pack`. Returns the objects
- * when indexed in this process.
- */
-export async function storePack(gitdir: string, pack: Buffer, readObject: ReadObject): Promise<ReadonlyMap<string, PackBase> | undefined> {
-  const indexed = pack.length <= IN_PROCESS_MAX_BYTES ? await indexInProcess(pack, readObject).catch(() => undefined) : undefined;
-  if (!indexed) {
-    await gitIndexPack(gitdir, pack);
-    return undefined;
-  }
+/** Writes a pack indexed in this process into the cache, the index last (readers find packs by their .idx). */
+async function storeIndexed(gitdir: string, indexed: IndexedPack): Promise<void> {
   const name = path.join(gitdir, 'objects', 'pack', `pack-${indexed.checksum}`);
   const [packTmp, idxTmp] = await Promise.all([writeSynced(`${name}.pack`, indexed.pack), writeSynced(`${name}.idx`, indexed.idx)]);
-  // The index last: readers find packs by their .idx.
   await rename(packTmp, `${name}.pack`);
   await rename(idxTmp, `${name}.idx`);
-  return indexed.objects;
 }
 
+/** The pack completed and indexed in this process (pack-index.ts; a thin pack's bases read with `readObject`). */
 async function indexInProcess(pack: Buffer, readObject: ReadObject): Promise<IndexedPack> {
   try {
     return indexPack(pack);

@@ -1,7 +1,8 @@
 // The incremental git paths against a real git server (git http-backend) behind a proxy that counts
-// requests: a head named by a webhook costs one fetch and one ls-refs POST (no ref advertisement, no
-// `git fetch`), a late delivery never moves the cache back, and a second process on the same cache
-// folder (a restarted controller) fetches only what was pushed meanwhile.
+// requests: a head named by a webhook that is a child of the cached head costs one fetch POST (no ref
+// advertisement, no ls-refs, no `git fetch`), any other named head one more ls-refs POST, a late
+// delivery never moves the cache back, and a second process on the same cache folder (a restarted
+// controller) fetches only what was pushed meanwhile.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -72,7 +73,7 @@ describe('incremental fetches into the git cache (git command line present)', ()
     url = `${proxy.url}${new URL(repo.url).pathname}`;
   });
 
-  it('a head named by a webhook: one fetch POST and one ls-refs POST, the same code_hash as a fresh clone', async () => {
+  it('a head named by a webhook, pushed on top of the cached one: one fetch POST, the same code_hash as a fresh clone', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 20; i++) Object.assign(files, { [`f${i}/function.yaml`]: NODE, [`f${i}/handler.js`]: `// ${randomBytes(3000).toString('base64')}\n` });
     await push(files);
@@ -84,7 +85,7 @@ describe('incremental fetches into the git cache (git command line present)', ()
     const hinted = await source.sync({ head: c2 });
     assert.equal(hinted.revision, c2);
     assert.equal(hinted.fetched, true);
-    assert.deepEqual(proxy.seen.sort(), ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']);
+    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack']);
     const fresh = new GitSource({ url, cacheDir: await mkdtemp(path.join(os.tmpdir(), 'sless-incr-fresh-')), targets: LOCAL });
     cleanups.push(() => fresh.close());
     assert.deepEqual(await buildSnapshot(hinted.tree), await buildSnapshot((await fresh.sync()).tree));
@@ -107,9 +108,17 @@ describe('incremental fetches into the git cache (git command line present)', ()
     proxy.seen.length = 0;
     assert.equal((await source.sync()).revision, c4);
     assert.deepEqual(proxy.seen, ['GET /R/info/refs', 'POST /R/git-upload-pack']);
-    // c3 was never fetched (c4 came in one step): a delivery for it arrives late.
+    // c3 was never fetched (c4 came in one step): a delivery for it arrives late. It is no child of
+    // the cached head, so the tip is asked (ls-refs) and wins.
+    proxy.seen.length = 0;
     const late = await source.sync({ head: c3 });
     assert.equal(late.revision, c4);
+    assert.deepEqual(proxy.seen.slice(0, 2), ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']);
+    // Two commits pushed at once: the named head's parent is not the cached head; ls-refs confirms it.
+    await push({ 'f4/handler.js': 'three again\n' });
+    const c5 = await push({ 'f5/handler.js': 'four again\n' });
+    proxy.seen.length = 0;
+    assert.deepEqual([(await source.sync({ head: c5 })).revision, proxy.seen], [c5, ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']]);
   });
 
   it('a second process on the same cache folder (a restarted controller) fetches only the new objects', async () => {
@@ -129,7 +138,7 @@ describe('incremental fetches into the git cache (git command line present)', ()
     proxy.seen.length = 0;
     const hinted = await child(c6);
     assert.equal(hinted.revision, c6);
-    assert.deepEqual(proxy.seen.sort(), ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']);
+    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack']);
     assert.equal(hinted.hashes.f3, first.hashes.f3);
     assert.notEqual(hinted.hashes.f7, first.hashes.f7);
   });
