@@ -38,7 +38,7 @@ import { InformerGroup } from './runtime/informer-group.ts';
 import { TenantAccess } from './tenant-access.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
 import { reuseConnections } from './runtime/reuse-connections.ts';
-import { listAllPages } from './runtime/slim.ts';
+import { jobForCache, listAllPages } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
 import { DEFAULT_FUNCTION_RECONCILE_CONCURRENCY, DEFAULT_RECONCILE_CONCURRENCY, DEFAULT_SYNC_CONCURRENCY, defaultSyncsPerNamespace, LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
@@ -155,6 +155,7 @@ export class Controller {
       page: (ns: string | undefined, page: { limit: number; _continue?: string }) => Promise<KubernetesListObject<T>>,
       onEvent: (o: T, e: InformerEvent) => void,
       extraNamespaces: readonly string[] = [],
+      trim?: (o: T) => void,
     ) =>
       new InformerGroup<T>(
         (watched.length > 0 ? [...new Set([...watched, ...extraNamespaces])] : [undefined]).map((ns) => {
@@ -167,6 +168,7 @@ export class Controller {
             labelSelector: selector,
             onEvent: (e, o) => onEvent(o, e),
             onError,
+            ...(trim ? { trim } : {}),
             ...(opts.timers ? { timers: opts.timers } : {}),
           });
         }),
@@ -192,6 +194,7 @@ export class Controller {
         ns ? batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }) : batch.listJobForAllNamespaces({ labelSelector: selector, ...page }),
         (o) => this.onJob(o),
         [settings.buildNamespace],
+        jobForCache,
       ),
       deployments: owned<V1Deployment>('deployments', 'apps/v1', (ns, page) =>
         ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector: selector, ...page }) : apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...page }),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { listAllPages, slimObject } from './slim.ts';
+import { jobForCache, listAllPages, slimObject } from './slim.ts';
 
 describe('slimObject', () => {
   it('drops managedFields and the last-applied annotation, keeps everything else', () => {
@@ -48,5 +48,13 @@ describe('listAllPages over custom objects', () => {
     const list = await listAllPages(async (o) => pages[o._continue ?? ''] as KubernetesListObject<KubernetesObject>, undefined, 1);
     assert.deepEqual(list.items.map((i) => i.metadata?.name), ['a', 'b']);
     assert.equal((list.metadata as { continue?: string } | undefined)?.continue, undefined, 'the answer is one whole list');
+  });
+});
+
+describe('jobForCache', () => {
+  it("keeps a Job's metadata and status, drops its spec (the pod template no reconciler reads)", () => {
+    const job = { metadata: { name: 'build-a', labels: { l: '1' }, uid: 'u' }, spec: { template: { spec: { containers: [{ name: 'kaniko', args: ['--context=https://...'] }] } } }, status: { succeeded: 1 } };
+    assert.equal(jobForCache(job), job, 'in place');
+    assert.deepEqual(job, { metadata: { name: 'build-a', labels: { l: '1' }, uid: 'u' }, status: { succeeded: 1 } });
   });
 });

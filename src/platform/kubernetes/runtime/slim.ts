@@ -20,6 +20,16 @@ export function slimObject<T extends KubernetesObject>(obj: T): T {
   return obj;
 }
 
+/**
+ * What the Job cache keeps of a Job: metadata and status. No reconciler reads a Job's spec (its pod
+ * template: a build's containers, arguments, presigned context URL and volumes, most of the object);
+ * a thousand build Jobs kept it all. In place; returns the same object.
+ */
+export function jobForCache<T extends KubernetesObject & { spec?: unknown }>(job: T): T {
+  delete job.spec;
+  return job;
+}
+
 export const PAGE_SIZE = 500;
 
 /**
