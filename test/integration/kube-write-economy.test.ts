@@ -44,7 +44,9 @@ describe('kube controller: one write per change', () => {
     kube.listPods = async (namespace, selector) => {
       const fn = /sless\.kube5s\.ru\/function=([^,]+)/.exec(selector)?.[1];
       if (namespace === kit.ns && fn) rolloutPodLists.push({ selector, afterApplyMs: Date.now() - (deploymentApplied.get(fn) ?? 0) });
-      if (fn === 'alpha' || selector.includes('-alpha-')) alpha.push('list pods');
+      // The build pod's read (its digest); the rollout's pod lists depend on how fast the test's pods get
+      // ready (after 3 s unfinished: the test below) and are not counted here.
+      if (!fn && selector.includes('-alpha-')) alpha.push('list pods');
       return listPods(namespace, selector);
     };
     const patchStatus = kube.patchStatus.bind(kube);
@@ -94,7 +96,8 @@ describe('kube controller: one write per change', () => {
     // (16.5 requests per function in the 1,000-function bench before: the Service applied again while its
     // cache lagged, a status write per rollout step, two Events); Function status Building → Ready (no
     // write while the rollout finishes); each Trigger's status once; the build pod read once for its
-    // digest; routine Events counted on the repository. Issue 15's ≤ 8 needs fewer objects per function.
+    // digest (a slow rollout adds pod lists: not counted); routine Events counted on the repository.
+    // Issue 15's ≤ 8 needs fewer objects per function.
     const counts: Record<string, number> = {};
     for (const r of alpha) counts[r] = (counts[r] ?? 0) + 1;
     assert.equal(counts['status Function'], 2, `${JSON.stringify(counts)}\n${alphaStatus.join('\n')}`);
