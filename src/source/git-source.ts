@@ -77,8 +77,8 @@ export interface SyncResult {
 const MAX_PACKS = 200;
 
 /** `fn` run at most once; every call gets the same promise. */
-function once(fn: () => Promise<void>): () => Promise<void> {
-  let p: Promise<void> | undefined;
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
   return () => (p ??= fn());
 }
 const locks = new Map<string, Promise<unknown>>();
@@ -250,17 +250,19 @@ export class GitSource {
     return want;
   }
 
-  /** A cold memo (first sync of this process, rebuilt cache): every tree from one listing. */
-  private async prefillTrees(revision: string): Promise<void> {
+  /** A cold memo (first sync of this process, rebuilt cache): every tree from one listing; resolves with the root tree. */
+  private async prefillTrees(revision: string): Promise<string | undefined> {
     try {
-      const { trees } = await listAllTrees(this.gitdir, revision);
+      const { root, trees } = await listAllTrees(this.gitdir, revision);
       for (const [oid, entries] of trees) this.memo.set(oid, entries);
+      return /^[0-9a-f]{40}$/.test(root) ? root : undefined;
     } catch (err) {
       // Not fatal: the trees are read one by one instead.
       this.logger?.warn('listing the trees with git failed; reading them one by one', {
         url: redactUrl(this.url),
         error: String(err),
       });
+      return undefined;
     }
   }
 

@@ -55,8 +55,8 @@ export interface GitTreeOptions {
   readonly readBlob?: (oid: string) => Promise<Buffer>;
   /** The commit's root tree, when known (a fetch just brought the commit): saves reading the commit. */
   readonly rootTree?: string;
-  /** Fills the memo before the first tree is read (never rejects). */
-  readonly prefill?: () => Promise<void>;
+  /** Fills the memo before the first tree is read (never rejects); resolves with the root tree when it learnt it. */
+  readonly prefill?: () => Promise<string | undefined>;
 }
 
 const MODES = new Set<string>(['100644', '100755', '120000', '040000', '160000']);
@@ -97,16 +97,18 @@ export class GitTree implements SourceTree {
   readonly revision: string;
   private readonly dirOids = new Map<string, Promise<string | undefined>>();
 
-  private prefill: (() => Promise<void>) | undefined;
+  private prefill: (() => Promise<string | undefined>) | undefined;
+  private rootTree: string | undefined;
 
   constructor(private readonly opts: GitTreeOptions) {
     this.revision = opts.commit;
     this.prefill = opts.prefill;
+    this.rootTree = opts.rootTree;
   }
 
   async readDir(dirPath: string): Promise<readonly TreeEntry[] | undefined> {
     if (this.prefill) {
-      await this.prefill();
+      this.rootTree ??= await this.prefill();
       this.prefill = undefined;
     }
     const oid = await this.dirOid(dirPath);
@@ -130,7 +132,7 @@ export class GitTree implements SourceTree {
 
   private async resolveDirOid(dirPath: string): Promise<string | undefined> {
     if (dirPath === '') {
-      if (this.opts.rootTree) return this.opts.rootTree;
+      if (this.rootTree) return this.rootTree;
       const { commit } = await git.readCommit({ fs, gitdir: this.opts.gitdir, oid: this.opts.commit, cache: this.opts.cache });
       return commit.tree;
     }
