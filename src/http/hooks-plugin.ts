@@ -58,7 +58,7 @@ export function hooksPlugin(app: FastifyInstance, opts: HooksPluginOptions, done
       case 'ignored':
         return reply.code(200).send({ status: 'ignored', reason: decision.message });
       case 'accepted':
-        await opts.platform.requestSync(namespace, repository, decision.reason);
+        await opts.platform.requestSync(namespace, repository, decision.reason, decision.head ? { head: decision.head } : undefined);
         return reply.code(202).send({ status: 'sync requested', reason: decision.message });
     }
   });

@@ -51,6 +51,17 @@ describe('decideWebhook', () => {
     });
   }
 
+  it("hands an accepted push's new head to the sync as a hint; a deleted branch or a test delivery without a commit id gives none", () => {
+    assert.equal(decideWebhook(push('refs/heads/main', { branch: 'main' }), 'main').head, 'a'.repeat(40));
+    assert.equal(decideWebhook(push('refs/heads/main', { branch: 'main', deleted: true }), 'main').head, undefined);
+    const zeros = gitea({ kind: 'push', ref: 'refs/heads/main', branch: 'main', after: '0'.repeat(40), deleted: false, cloneUrls: [] });
+    assert.equal(decideWebhook(zeros, 'main').head, undefined);
+    const odd = gitea({ kind: 'push', ref: 'main', after: 'HEAD', deleted: false, cloneUrls: [] });
+    assert.equal(decideWebhook(odd, 'main').outcome, 'accepted');
+    assert.equal(decideWebhook(odd, 'main').head, undefined);
+    assert.equal(decideWebhook(push('refs/heads/dev', { branch: 'dev' }), 'main').head, undefined, 'ignored pushes hint nothing');
+  });
+
   it('names the provider and delivery in the sync reason', () => {
     assert.equal(decideWebhook(push('refs/heads/main', { branch: 'main' }), 'main').reason, 'webhook github delivery d1');
   });

@@ -10,7 +10,11 @@ export interface WebhookDecision {
   readonly message: string;
   /** Handed to requestSync for its log line (provider and delivery). */
   readonly reason: string;
+  /** An accepted push's new head (40 hex digits): requestSync's hint. */
+  readonly head?: string;
 }
+
+const COMMIT = /^[0-9a-f]{40}$/;
 
 export function decideWebhook(verdict: WebhookVerdict, watchedBranch: string): WebhookDecision {
   const provider = verdict.provider;
@@ -38,7 +42,9 @@ export function decideWebhook(verdict: WebhookVerdict, watchedBranch: string): W
         return decision('ignored', `push to branch ${branch}; this repository watches ${watchedBranch}`);
       }
       const what = event.branch === undefined ? `test delivery for ${branch}` : `push to ${branch}`;
-      return decision('accepted', `${what}${event.deleted ? ' (branch deleted)' : ` at ${event.after.slice(0, 12)}`}; sync requested`);
+      const accepted = decision('accepted', `${what}${event.deleted ? ' (branch deleted)' : ` at ${event.after.slice(0, 12)}`}; sync requested`);
+      // A deleted branch's "after" is all zeros; a test delivery's may be anything: only a commit id is a hint.
+      return !event.deleted && COMMIT.test(event.after) && !/^0+$/.test(event.after) ? { ...accepted, head: event.after } : accepted;
     }
   }
 }

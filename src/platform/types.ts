@@ -214,8 +214,12 @@ export interface Platform {
   getRepository(namespace: string, name: string): Promise<RepositoryRecord>;
   createRepository(namespace: string, input: RepositoryInput): Promise<RepositoryRecord>;
   deleteRepository(namespace: string, name: string): Promise<void>;
-  /** Asks for a sync now; coalesces with one already pending; never waits for it to finish. */
-  requestSync(namespace: string, name: string, reason: string): Promise<void>;
+  /**
+   * Asks for a sync now; coalesces with one already pending; never waits for it to finish. `head`: the
+   * commit a push webhook named, a hint that lets the sync fetch it without asking the server for the
+   * branch first (the sync still checks it); a platform may ignore it.
+   */
+  requestSync(namespace: string, name: string, reason: string, hint?: SyncHint): Promise<void>;
   /**
    * For /hooks: the branch and secret of a repository, or undefined when it does not exist. A platform
    * may answer from a cache; `refresh` (the signature did not match) asks it to look again, which it may
@@ -225,4 +229,10 @@ export interface Platform {
 
   /** For /readyz. */
   ready(): Promise<{ ok: boolean; detail?: string }>;
+}
+
+/** What a sync request knows about the change it asks for (see Platform.requestSync). */
+export interface SyncHint {
+  /** The new head commit (40 hex digits) a verified push webhook named. */
+  readonly head?: string;
 }

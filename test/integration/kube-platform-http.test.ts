@@ -138,10 +138,11 @@ describe('sless controller replicas', () => {
         body,
       });
     const custom = testKubeConfig().makeApiClient(CustomObjectsApi);
-    const annotation = async () =>
+    const annotations = async () =>
       ((await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functionrepositories', name: 'shop' })) as {
         metadata: { annotations?: Record<string, string> };
-      }).metadata.annotations?.['sless.kube5s.ru/requestedAt'];
+      }).metadata.annotations ?? {};
+    const annotation = async () => (await annotations())['sless.kube5s.ru/requestedAt'];
     const before = await annotation();
     assert.equal((await hook(replicas[1]!, sign('wrong-secret'))).status, 401);
     assert.equal(await annotation(), before, 'a bad signature starts nothing');
@@ -150,6 +151,7 @@ describe('sless controller replicas', () => {
     assert.equal(accepted.status, 202, await accepted.text());
     const after = await annotation();
     assert.ok(after && after !== before, `requestedAt moved from ${before} to ${after}`);
+    assert.equal((await annotations())['sless.kube5s.ru/requestedRevision'], 'a'.repeat(40), "the push's head goes with the request, as the sync's hint");
     assert.equal((await fetch(`${replicas[0]!.url}/hooks/${ns.name}/nope`, { method: 'POST', body: '{}' })).status, 404);
   });
 

@@ -259,6 +259,14 @@ describe('repositories', () => {
     await rejectsWith(kit.platform.requestSync(kit.ns, 'nope', 'test'), 'not_found');
   });
 
+  it("carries a push's head as a hint with the request, and drops an older one with a request that names none", async () => {
+    const revision = async () => (await getObject<RepositoryResource>('functionrepositories', 'shop')).metadata?.annotations?.['sless.kube5s.ru/requestedRevision'];
+    await kit.platform.requestSync(kit.ns, 'shop', 'webhook', { head: 'b'.repeat(40) });
+    assert.equal(await revision(), 'b'.repeat(40));
+    await kit.platform.requestSync(kit.ns, 'shop', 'api');
+    assert.equal(await revision(), undefined, 'a later request without a head must not hand the sync the old one');
+  });
+
   it('deleting a repository takes its Secret with it', async () => {
     await kit.platform.deleteRepository(kit.ns, 'shop');
     await rejectsWith(kit.platform.getRepository(kit.ns, 'shop'), 'not_found');

@@ -7,8 +7,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +14,7 @@ import { promisify } from 'node:util';
 import { buildSnapshot } from '../../src/source/build-snapshot.ts';
 import { GitSource } from '../../src/source/git-source.ts';
 import { TargetPolicy } from '../../src/source/target-policy.ts';
+import { countingGitProxy, type CountingGitProxy } from '../helpers/counting-git-proxy.ts';
 import { createRepo, git, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import type { TestRepo } from '../helpers/git-server.ts';
 
@@ -27,25 +26,6 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-/** Forwards to the shared git server and records `METHOD path` of every request. */
-async function countingProxy(): Promise<{ url: string; seen: string[] }> {
-  const target = new URL(sharedGitServer().url);
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    // The repository's own name is left out: `POST /R/git-upload-pack`.
-    seen.push(`${req.method} ${(req.url ?? '').replace(/\?.*$/, '').replace(/^\/[^/]+\.git\//, '/R/')}`);
-    const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
-    up.on('error', () => res.writeHead(502).end());
-    req.pipe(up);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
 async function packBytes(gitdir: string): Promise<number> {
   const dir = path.join(gitdir, 'objects', 'pack');
   const sizes = await Promise.all((await readdir(dir)).filter((f) => f.endsWith('.pack')).map(async (f) => (await stat(path.join(dir, f))).size));
@@ -53,7 +33,7 @@ async function packBytes(gitdir: string): Promise<number> {
 }
 
 describe('incremental fetches into the git cache (git command line present)', () => {
-  let proxy: { url: string; seen: string[] };
+  let proxy: CountingGitProxy;
   let repo: TestRepo;
   let clone: WorkClone;
   let cacheDir: string;
@@ -64,7 +44,8 @@ describe('incremental fetches into the git cache (git command line present)', ()
   };
 
   before(async () => {
-    proxy = await countingProxy();
+    proxy = await countingGitProxy();
+    cleanups.push(() => proxy.close());
     repo = await createRepo(sharedGitServer(), 'incremental');
     clone = await WorkClone.create(repo);
     cleanups.push(() => clone.dispose());

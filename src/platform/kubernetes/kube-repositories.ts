@@ -2,7 +2,7 @@
 // and webhook secret (owned by the repository, removed with it); syncs are asked for by annotation.
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { REPOSITORY_DEFAULTS } from '../../manifest/defaults.ts';
-import { PlatformError, type RepositoryInput, type RepositoryRecord, type WebhookTarget } from '../types.ts';
+import { PlatformError, type RepositoryInput, type RepositoryRecord, type SyncHint, type WebhookTarget } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { ANNOTATIONS, API_VERSION, GIT_CREDENTIALS_SECRET_TYPE } from './objects/meta.ts';
 import type { RepositoryResource } from './objects/resources.ts';
@@ -132,10 +132,12 @@ export class KubeRepositories {
     }
   }
 
-  async requestSync(namespace: string, name: string): Promise<void> {
-    // The annotation's new value is the request; a request already pending is simply superseded.
+  async requestSync(namespace: string, name: string, hint: SyncHint = {}): Promise<void> {
+    // The annotation's new value is the request; a request already pending is simply superseded, and so is
+    // its head hint (null removes an older one: a request without a head must not carry a stale one).
     const at = this.now().toISOString();
-    await this.objects.patch('FunctionRepository', namespace, name, { metadata: { annotations: { [ANNOTATIONS.requestedAt]: at } } }, `repository ${namespace}/${name}`);
+    const annotations = { [ANNOTATIONS.requestedAt]: at, [ANNOTATIONS.requestedRevision]: hint.head ?? null };
+    await this.objects.patch('FunctionRepository', namespace, name, { metadata: { annotations } }, `repository ${namespace}/${name}`);
   }
 
   /**

@@ -24,6 +24,7 @@ import type {
   Platform,
   RepositoryInput,
   RepositoryRecord,
+  SyncHint,
   TriggerInput,
   TriggerRecord,
   WebhookTarget,
@@ -257,8 +258,8 @@ export class KubernetesPlatform implements Platform {
   deleteRepository(namespace: string, name: string): Promise<void> {
     return this.repositories.delete(namespace, name);
   }
-  requestSync(namespace: string, name: string, _reason: string): Promise<void> {
-    return this.repositories.requestSync(namespace, name);
+  requestSync(namespace: string, name: string, _reason: string, hint?: SyncHint): Promise<void> {
+    return this.repositories.requestSync(namespace, name, hint);
   }
   webhookTarget(namespace: string, name: string, options?: { refresh?: boolean }): Promise<WebhookTarget | undefined> {
     return this.repositories.webhookTarget(namespace, name, options);

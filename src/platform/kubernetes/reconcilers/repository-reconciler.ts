@@ -28,6 +28,7 @@ import { DEFAULT_APPLY_CONCURRENCY, DEFAULT_FUNCTIONS_PER_NAMESPACE, DEFAULT_MAX
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { syncInterval } from './interval.ts';
+import { syncHint } from './sync-hint.ts';
 import { writeStatus } from './status-writer.ts';
 import { fingerprintOwned, fingerprintRepository, unchangedSince, type AppliedSync } from './unchanged-sync.ts';
 
@@ -159,7 +160,7 @@ export class RepositoryReconciler {
     const { namespace, name } = splitKey(key);
     const spec = repo.spec!;
     const state = await this.sourceFor(repo, key);
-    const { revision, tree } = await state.source.sync();
+    const { revision, tree } = await state.source.sync(syncHint(repo));
     const owned = {
       functions: ctx.caches.functions.list(namespace).filter((o) => ownedByRepository(o, name)),
       triggers: ctx.caches.triggers.list(namespace).filter((o) => ownedByRepository(o, name)),

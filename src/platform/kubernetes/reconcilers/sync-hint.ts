@@ -1,0 +1,18 @@
+// What a repository's pending sync request tells its sync (the requestedRevision annotation a push
+// webhook set beside requestedAt: kube-repositories.ts requestSync).
+import type { SyncOptions } from '../../../source/git-source.ts';
+import { ANNOTATIONS } from '../objects/meta.ts';
+import type { RepositoryResource } from '../objects/resources.ts';
+
+/**
+ * The head a push webhook named (ANNOTATIONS.requestedRevision), while its request is not handled yet: the
+ * source fetches that commit without an ls-refs round trip first when it is a child of the cached head,
+ * and checks it against the branch tip otherwise (git-source.ts). An old hint is never passed again.
+ */
+export function syncHint(repo: RepositoryResource): SyncOptions {
+  const annotations = repo.metadata?.annotations ?? {};
+  const requestedAt = annotations[ANNOTATIONS.requestedAt];
+  const head = annotations[ANNOTATIONS.requestedRevision];
+  const fresh = !!requestedAt && requestedAt !== repo.status?.lastHandledRequestedAt;
+  return fresh && head && /^[0-9a-f]{40}$/.test(head) ? { head } : {};
+}
