@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import { LABELS } from '../objects/meta.ts';
-import { buildShare, runningBuildsOf } from './build-share.ts';
+import { BuildReservations, buildShare, RESERVATION_TTL_MS, runningBuildsOf } from './build-share.ts';
 
-function buildJob(namespace: string, finished?: 'Complete' | 'Failed'): V1Job {
+function buildJob(namespace: string, finished?: 'Complete' | 'Failed', name = ''): V1Job {
   return {
-    metadata: { labels: { [LABELS.component]: 'build', [LABELS.functionNamespace]: namespace } },
+    metadata: { name, labels: { [LABELS.component]: 'build', [LABELS.functionNamespace]: namespace } },
     status: finished ? { conditions: [{ type: finished, status: 'True' }] } : {},
   };
 }
@@ -31,5 +31,27 @@ describe('a namespace’s share of builds', () => {
     const queued = buildShare(10, 10, 'team-a');
     assert.equal(queued.start, false);
     assert.match(queued.start ? '' : queued.message, /namespace team-a runs 10 builds.*SLESS_MAX_BUILDS_PER_NAMESPACE=10/);
+  });
+
+  it('counts the builds just started here that the Job cache does not show yet, so side-by-side reconciles cannot share a slot', () => {
+    const slots = new BuildReservations();
+    const cache: V1Job[] = [buildJob('team', undefined, 'build-a')];
+    assert.equal(slots.take(cache, 'team', 'build-b', 3, 0).start, true);
+    assert.equal(slots.take(cache, 'team', 'build-c', 3, 0).start, true);
+    const full = slots.take(cache, 'team', 'build-d', 3, 0);
+    assert.equal(full.start, false, 'the cache shows one, two more were just taken: the share of 3 is full');
+    assert.equal(slots.take(cache, 'other', 'build-x', 3, 0).start, true, 'another namespace has its own share');
+  });
+
+  it('lets the cache count a reserved build once it shows its Job, and frees slots released or never seen', () => {
+    const slots = new BuildReservations();
+    slots.take([], 'team', 'build-a', 2, 0);
+    slots.take([], 'team', 'build-b', 2, 0);
+    assert.equal(slots.running([buildJob('team', undefined, 'build-a')], 'team', 1), 2, 'build-a counted once: by the cache');
+    assert.equal(slots.running([buildJob('team', 'Complete', 'build-a')], 'team', 1), 1, 'a finished Job frees its slot');
+    slots.release('team', 'build-b');
+    assert.equal(slots.running([], 'team', 1), 0, 'a released slot (no context yet, an error) is free');
+    slots.take([], 'team', 'build-c', 2, 0);
+    assert.equal(slots.running([], 'team', RESERVATION_TTL_MS), 0, 'a Job the cache never shows stops counting after the TTL');
   });
 });

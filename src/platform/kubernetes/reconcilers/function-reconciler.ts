@@ -17,7 +17,7 @@ import type { BuildRecord } from '../../../store/types.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
-import { BUILD_QUEUED_RECHECK_MS, buildShare, runningBuildsOf } from './build-share.ts';
+import { BUILD_QUEUED_RECHECK_MS, BuildReservations } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
 import { rolloutOf } from './rollout.ts';
 import { writeStatus } from './status-writer.ts';
@@ -69,6 +69,8 @@ export class FunctionReconciler {
   private readonly recordedBuilds = new Map<string, string>();
   /** The uid of the build Job this process last deleted per function (to build again), while the cache may still show it. */
   private readonly discarded = new Map<string, string>();
+  /** Build slots taken by this controller's reconciles before the Job cache shows their Jobs (build-share.ts). */
+  private readonly reservations = new BuildReservations();
 
   /**
    * What this process applied per function and which resourceVersion the cache showed then: until the
@@ -277,12 +279,21 @@ export class FunctionReconciler {
     }
 
     if (!job) {
-      const share = buildShare(runningBuildsOf(ctx.caches.jobs.list(buildNs), namespace), ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE, namespace);
+      const cap = ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE;
+      const share = this.reservations.take(ctx.caches.jobs.list(buildNs), namespace, jobName, cap, Date.now());
       if (!share.start) {
         const queued = { outcome: { kind: 'progressing', reason: 'BuildQueued', message: share.message }, status: { phase: 'Building', message: share.message, url } } as const;
         return { kind: 'waiting', result: { ...queued, requeueAfterMs: BUILD_QUEUED_RECHECK_MS } };
       }
-      if (!(await this.contextExists(s3Key))) {
+      let created: 'created' | 'exists' | 'no-context';
+      try {
+        created = await this.createBuildJob(s3Key, { namespace, name, buildKey: key });
+      } catch (err) {
+        this.reservations.release(namespace, jobName);
+        throw err;
+      }
+      if (created === 'no-context') {
+        this.reservations.release(namespace, jobName);
         return {
           kind: 'waiting',
           result: {
@@ -292,11 +303,9 @@ export class FunctionReconciler {
           },
         };
       }
-      // The build reads its context through this URL and holds no S3 key (README, security notes).
-      const contextUrl = await ctx.store.readUrl(s3Key, buildContextUrlTtlSec(ctx.settings));
-      const created = await ctx.kube.createIfAbsent(buildJob(ctx.settings, { namespace, name, buildKey: key, contextUrl, kind: buildKindOfContextKey(s3Key, ctx.settings.build) }));
       if (created === 'exists' && cached) {
         // The discarded Job is still being deleted: try again in a moment.
+        this.reservations.release(namespace, jobName);
         return { kind: 'waiting', result: { ...building(fn, jobName, buildNs, url), requeueAfterMs: 1_000 } };
       }
       this.discarded.delete(`${namespace}/${name}`);
@@ -384,6 +393,14 @@ export class FunctionReconciler {
     if (this.recordedBuilds.get(key) === mark) return;
     this.recordedBuilds.set(key, mark);
     log.record({ namespace: fn.metadata?.namespace ?? '', function: fn.metadata?.name ?? '', codeHash: fn.spec?.codeHash ?? '', ...entry });
+  }
+
+  /** Creates the build Job of `s3Key`'s context, or answers that the context is not stored yet. */
+  private async createBuildJob(s3Key: string, input: { namespace: string; name: string; buildKey: string }): Promise<'created' | 'exists' | 'no-context'> {
+    if (!(await this.contextExists(s3Key))) return 'no-context';
+    // The build reads its context through this URL and holds no S3 key (README, security notes).
+    const contextUrl = await this.ctx.store.readUrl(s3Key, buildContextUrlTtlSec(this.ctx.settings));
+    return this.ctx.kube.createIfAbsent(buildJob(this.ctx.settings, { ...input, contextUrl, kind: buildKindOfContextKey(s3Key, this.ctx.settings.build) }));
   }
 
   private async contextExists(s3Key: string): Promise<boolean> {

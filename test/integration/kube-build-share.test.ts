@@ -1,0 +1,46 @@
+// Issue 11 item 5: a namespace runs at most SLESS_MAX_BUILDS_PER_NAMESPACE builds at once, also when many
+// of its Functions reconcile side by side (SLESS_BUILD_CONCURRENCY of them) and each decides before the
+// Job cache shows the Jobs the others have just created (kube-fair-shares once saw 14 of a share of 10).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { markJobSucceeded } from '../helpers/kube.ts';
+import { conditionOf, DIGEST_A, nodeFunction, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
+
+const CAP = 3;
+const NAMES = Array.from({ length: 12 }, (_, i) => `share-${String(i).padStart(2, '0')}`);
+const unfinished = (kit: Kit) =>
+  kit.buildJobs().then((jobs) => jobs.filter((j) => !(j.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')));
+
+describe("a namespace's share of builds, with reconciles side by side", () => {
+  let kit: Kit;
+  before(async () => {
+    kit = await setupKit('kube-share', sharedS3(), { limits: { buildsPerNamespace: CAP }, concurrency: { builds: 16 } });
+    await kit.clone.write(Object.assign({}, ...NAMES.map((n) => nodeFunction(n))));
+    await kit.clone.commitAndPush('twelve functions');
+    await kit.startController();
+    await kit.createRepository('many');
+  });
+  after(() => kit?.dispose());
+
+  it(`never has more than ${CAP} unfinished build Jobs; the rest wait as BuildQueued, then all are built`, async () => {
+    let most = 0;
+    const deadline = Date.now() + 120_000;
+    let built = 0;
+    while (built < NAMES.length && Date.now() < deadline) {
+      const running = await unfinished(kit);
+      most = Math.max(most, running.length);
+      assert.ok(running.length <= CAP, `${running.length} build Jobs at once: ${running.map((j) => j.metadata?.name).join(', ')}`);
+      if (running.length === CAP) {
+        // Hold the full share a moment, so that reconciles of waiting Functions see it full, then finish them.
+        await new Promise((r) => setTimeout(r, 1_500));
+        const queued = (await kit.listFunctions()).filter((f) => conditionOf(f, 'Reconciling')?.reason === 'BuildQueued');
+        assert.ok(queued.length > 0 || built + CAP >= NAMES.length, 'the others wait as BuildQueued');
+        for (const job of running) await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+        built += running.length;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(most, CAP, 'the share was used in full');
+    assert.equal((await kit.buildJobs()).length, NAMES.length, 'every function was built once');
+  });
+});
