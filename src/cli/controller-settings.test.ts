@@ -15,7 +15,7 @@ describe('sless controller settings', () => {
     assert.deepEqual(s.git, { allowedHosts: [], deniedCidrs: [], crossHostRedirects: false, maxFetchBytes: 256 * 1024 * 1024, maxFunctions: 500, minIntervalMs: 10_000 });
     assert.deepEqual(s.limits, { functionsPerNamespace: 1000, buildsPerNamespace: 10 });
     assert.equal(s.resyncMs, 600_000);
-    assert.deepEqual(s.concurrency, { syncs: 2, builds: 16, reconciles: 8, uploads: 32 });
+    assert.deepEqual(s.concurrency, { syncs: 8, builds: 16, reconciles: 8, uploads: 32 });
     assert.equal(s.build?.activeDeadlineSeconds, 1800);
     assert.equal(s.imagePullSecrets, undefined);
     assert.equal(s.registrySecretName, undefined);

