@@ -93,7 +93,8 @@ export interface TenantLimits {
 /**
  * Repository syncs at once. Most syncs are no-change syncs that stop after ls-remote (waiting on the git
  * server, not on this process): test/bench/repos.bench.ts, 100 repositories x 1 function, 2 -> 8: steady
- * state 174 s -> 96 s, one push among 99 busy repositories 14.2 s -> 11.2 s (load average 9-11).
+ * state 174 s -> 96 s, one push among 99 busy repositories 14.2 s -> 11.2 s (load average 9-11). Safe for
+ * the build share since it counts this controller's own creates (build-share.ts BuildReservations).
  */
 export const DEFAULT_SYNC_CONCURRENCY = 8;
 /**
