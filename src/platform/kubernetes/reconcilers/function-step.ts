@@ -1,0 +1,6 @@
+// What one reconcile of a Function decided: the outcome and status to write, when to look again, and
+// whether to hold the write (a finished build whose rollout is moments away: function-reconciler.ts).
+import type { FunctionStatus } from '../objects/resources.ts';
+import type { Outcome } from './conditions.ts';
+
+export type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number; hold?: boolean };
