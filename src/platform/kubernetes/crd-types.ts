@@ -10,8 +10,6 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 export const LABEL_REPOSITORY = 'sless.kube5s.ru/repository';
 /** Annotation whose new value asks for an immediate reconcile (like Flux's reconcile.fluxcd.io/requestedAt). */
 export const ANNOTATION_REQUESTED_AT = 'sless.kube5s.ru/requestedAt';
-/** Beside requestedAt when a push webhook asked for the sync: the commit it named (a hint; the sync checks it). */
-export const ANNOTATION_REQUESTED_REVISION = 'sless.kube5s.ru/requestedRevision';
 
 /** The standard metav1.Condition. */
 export interface Condition {

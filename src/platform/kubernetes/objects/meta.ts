@@ -1,5 +1,5 @@
 // Labels, owner references and deterministic names shared by every object builder.
-import { ANNOTATION_REQUESTED_AT, ANNOTATION_REQUESTED_REVISION, API_VERSION, GROUP, LABEL_REPOSITORY } from '../crd-types.ts';
+import { ANNOTATION_REQUESTED_AT, API_VERSION, GROUP, LABEL_REPOSITORY } from '../crd-types.ts';
 
 export { API_VERSION, GROUP };
 export const FIELD_MANAGER = 'sless';
@@ -25,7 +25,8 @@ export const LABELS = {
 
 export const ANNOTATIONS = {
   requestedAt: ANNOTATION_REQUESTED_AT,
-  requestedRevision: ANNOTATION_REQUESTED_REVISION,
+  /** Beside requestedAt when a push webhook asked for the sync: the commit it named (a hint; the sync checks it). */
+  requestedRevision: `${GROUP}/requestedRevision`,
   buildKey: `${GROUP}/build-key`,
   runId: `${GROUP}/run-id`,
   /** On Triggers made through POST /v1/.../triggers (tells them from the `<fn>-http` sless made itself before). */
