@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { BUILD_CONTAINERS } from '../../src/platform/kubernetes/objects/build-job.ts';
 import { eventually } from '../helpers/kube.ts';
-import { assertImageByDigest } from './node-kit.ts';
+import { readyAfterOneBuild } from './node-kit.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 const manifest = (extra = ''): string => `name: hello\nruntime: nodejs20\nentrypoint: handler.handle\n${extra}`;
@@ -29,14 +29,7 @@ describe('a Node.js function on the real node', { timeout: 900_000 }, () => {
   after(() => kit?.dispose());
 
   it('is built by a layer-append Job (no kaniko), pushed by digest, rolled out and served through /fn', async () => {
-    const fn = await kit.waitFunction('hello', (f) => f.status?.phase === 'Ready');
-    const imageRef = fn.status?.imageRef ?? '';
-    await assertImageByDigest(imageRef, kit.registry);
-
-    const jobs = await kit.buildJobs('hello');
-    assert.equal(jobs.length, 1, 'one build Job');
-    assert.equal(jobs[0]!.status?.succeeded, 1);
-    const pod = jobs[0]!.spec?.template.spec;
+    const { imageRef, pod } = await readyAfterOneBuild(kit, 'hello');
     assert.deepEqual(pod?.initContainers ?? [], [], 'no fetch or kaniko step');
     assert.deepEqual(pod?.containers.map((c) => [c.name, c.args?.[0]]), [[BUILD_CONTAINERS.push, 'append']]);
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BUILD_CONTAINERS } from '../../src/platform/kubernetes/objects/build-job.ts';
-import { assertImageByDigest } from './node-kit.ts';
+import { readyAfterOneBuild } from './node-kit.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 describe('a Node.js function without dependencies, built by kaniko (SLESS_LAYER_BUILDS=0)', { timeout: 900_000 }, () => {
@@ -26,14 +26,7 @@ describe('a Node.js function without dependencies, built by kaniko (SLESS_LAYER_
   after(() => kit?.dispose());
 
   it('is built by a kaniko Job, pushed by digest, rolled out and served through /fn', async () => {
-    const fn = await kit.waitFunction('hello', (f) => f.status?.phase === 'Ready');
-    const imageRef = fn.status?.imageRef ?? '';
-    await assertImageByDigest(imageRef, kit.registry);
-
-    const jobs = await kit.buildJobs('hello');
-    assert.equal(jobs.length, 1, 'one build Job');
-    assert.equal(jobs[0]!.status?.succeeded, 1);
-    const pod = jobs[0]!.spec?.template.spec;
+    const { pod } = await readyAfterOneBuild(kit, 'hello');
     assert.deepEqual(
       pod?.initContainers?.map((c) => c.name),
       [BUILD_CONTAINERS.fetch, BUILD_CONTAINERS.kaniko],

@@ -7,8 +7,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, type KubeConfig, type V1PodSpec } from '@kubernetes/client-node';
 import { eventually } from '../helpers/kube.ts';
+import type { NodeKit } from './sless-kit.ts';
 
 /** Fails clearly when the suite runs without the real node. */
 export function requireNode(): { registry: string; hostAddress: string; busybox: string } {
@@ -114,4 +115,15 @@ export async function assertImageByDigest(imageRef: string, registry: string): P
   assert.ok(m, `imageRef ${imageRef} is a registry image by digest`);
   assert.equal(m[1], registry);
   assert.equal(await registryManifestStatus(imageRef), 200, `the registry has ${imageRef}`);
+}
+
+/** Waits for `name` to be Ready, built by one succeeded build Job into an image by digest in the kit's registry; answers that image and the Job's pod spec. */
+export async function readyAfterOneBuild(kit: NodeKit, name: string): Promise<{ imageRef: string; pod: V1PodSpec | undefined }> {
+  const fn = await kit.waitFunction(name, (f) => f.status?.phase === 'Ready');
+  const imageRef = fn.status?.imageRef ?? '';
+  await assertImageByDigest(imageRef, kit.registry);
+  const jobs = await kit.buildJobs(name);
+  assert.equal(jobs.length, 1, 'one build Job');
+  assert.equal(jobs[0]!.status?.succeeded, 1);
+  return { imageRef, pod: jobs[0]!.spec?.template.spec };
 }
