@@ -194,16 +194,19 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
         },
       );
     });
-  // A refused connection sent nothing, so a bodiless call may try again for a moment: a pod that just
-  // became Ready can be unroutable until kube-proxy programs its Service (seen on the real node), and
-  // a restarted dev process binds its port a moment late. A call with a body is never replayed.
+  // A refused connection sent nothing, so the call may try again for a moment: a pod that just became
+  // Ready is unroutable until kube-proxy programs its Service (0.5 s of ECONNREFUSED seen on the real
+  // node, more under load), and a restarted dev process binds its port a moment late. A body goes
+  // along only while no byte of it has been read (undici reads it after the connection is up), so the
+  // function never sees a call twice or a body cut short.
   let delayMs = CONNECT_RETRY_FIRST_MS;
   const giveUpAt = performance.now() + CONNECT_RETRY_WINDOW_MS;
   for (;;) {
     try {
       return await once();
     } catch (err) {
-      const again = body === null && status === 0 && !res.destroyed && isConnectRefusal(err) && performance.now() + delayMs < giveUpAt;
+      const untouched = body === null || !body.readableDidRead;
+      const again = untouched && status === 0 && !res.destroyed && isConnectRefusal(err) && performance.now() + delayMs < giveUpAt;
       if (!again) throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
       await sleep(delayMs);
       delayMs *= 2;
@@ -212,7 +215,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
 }
 
 /** How long a bodiless call rides out refused connections, and its first pause (doubling). */
-const CONNECT_RETRY_WINDOW_MS = 2_000;
+const CONNECT_RETRY_WINDOW_MS = 5_000;
 const CONNECT_RETRY_FIRST_MS = 50;
 const REFUSALS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 

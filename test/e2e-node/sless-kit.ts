@@ -243,7 +243,15 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
       }
     },
     getFunctionJob: (name) => get<FunctionJobResource>('functionjobs', name),
-    callFn: (name, init) => fetch(`${kit.url()}/fn/${ns}/${name}`, { signal: AbortSignal.timeout(30_000), ...init }),
+    async callFn(name, init) {
+      // A controller that died leaves its port to whoever takes it next: say so rather than read
+      // someone else's answer as the function's.
+      const c = controllers[0];
+      if (c && (c.process.exitCode !== null || c.process.signalCode !== null)) {
+        throw new Error(`controller ${c.name} exited (${c.process.exitCode ?? c.process.signalCode}):\n${c.output().slice(-3000)}`);
+      }
+      return fetch(`${kit.url()}/fn/${ns}/${name}`, { signal: AbortSignal.timeout(30_000), ...init });
+    },
     async buildJobs(fn) {
       const selector = [`sless.kube5s.ru/function-namespace=${ns}`, ...(fn ? [`sless.kube5s.ru/function=${fn}`] : [])].join(',');
       return (await batch.listNamespacedJob({ namespace: buildNs, labelSelector: selector })).items;

@@ -163,6 +163,42 @@ describe('the /fn proxy', async () => {
     }
   });
 
+  it('rides out a refused connection for a call with a body too, since nothing of it was sent: a POST right after Ready is served once', async () => {
+    // Seen on the real node: a POST right after the Function went Ready got 502 ECONNREFUSED for
+    // ~0.5 s (kube-proxy's reject rule for a Service with no endpoints yet). The body stream was not
+    // read on a refused connection, so it can go to the next attempt whole; the function sees it once.
+    const got: string[] = [];
+    const late = await upstream((_req, res) => res.end());
+    const port = new URL(late.url).port;
+    await late.close();
+    platform.serve('dev', 'late-post', late.url);
+    const reopened = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push(Buffer.concat(chunks).toString());
+        res.end(`got ${Buffer.concat(chunks).toString()}`);
+      });
+    });
+    const opening = sleep(400).then(() => new Promise<void>((r) => reopened.listen(Number(port), '127.0.0.1', () => r())));
+    try {
+      const declared = await raw(`${base}/fn/dev/late-post`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+      assert.equal(declared.status, 200, declared.body);
+      assert.equal(declared.body, 'got {"n":1}');
+      const chunked = await fetch(`${base}/fn/dev/late-post`, {
+        method: 'POST',
+        body: Readable.toWeb(Readable.from([Buffer.from('chunk-1 '), Buffer.from('chunk-2')])) as ReadableStream,
+        duplex: 'half',
+      } as RequestInit);
+      assert.equal(chunked.status, 200);
+      assert.equal(await chunked.text(), 'got chunk-1 chunk-2');
+      assert.deepEqual(got, ['{"n":1}', 'chunk-1 chunk-2'], 'each body reached the function once, whole');
+    } finally {
+      await opening;
+      await new Promise((r) => reopened.close(r));
+    }
+  });
+
   it('refuses bodies over the limit with 413, by Content-Length and while streaming', async () => {
     const small = await testApp({ limits: { proxyBodyBytes: 1024 } });
     small.platform.serve('dev', 'echo', echo.url);
