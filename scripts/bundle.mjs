@@ -4,8 +4,12 @@
 // took ~4.5 s at start-up on a loaded machine; one file per chunk loads in ~1 s. Code splitting keeps
 // the lazy `import()`s lazy (the commands, PostgreSQL, parts of the AWS SDK): each becomes its own
 // chunk, loaded when first used. Every chunk lies in dist/ itself, one level below the package root
-// as src/ is, which src/package-root.ts relies on. Not minified: stack traces keep their names.
-import { cp, rm } from 'node:fs/promises';
+// as src/ is, which src/package-root.ts relies on. Whitespace and comments are left out, names are
+// not (stack traces keep them): V8 keeps every chunk's source in memory, and esbuild kept some comments,
+// one of them with a non-ASCII character, which made V8 store the controller's 8 MB chunk at two bytes a
+// character. Without them the sources are 7.8 MB instead of 14.1, and a controller that has loaded its
+// code holds ~19 MB less (RSS 123 -> 104 MB; test/integration/cli-bundle.test.ts checks ASCII only).
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -29,7 +33,15 @@ const result = await build({
   banner: { js: "import { createRequire as __slessCreateRequire } from 'node:module'; const require = __slessCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
+  minifyWhitespace: true,
 });
+// What is left past ASCII is in regular expressions and template literals (esbuild escapes it in strings):
+// \uXXXX means the same code unit there, and keeps every chunk one-byte for V8.
+for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js'))) {
+  const at = path.resolve(root, file);
+  const code = await readFile(at, 'utf8');
+  if (/[^\x00-\x7f]/.test(code)) await writeFile(at, code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
 await cp(`${root}src/console/templates`, `${outdir}/console/templates`, { recursive: true });
 await cp(`${root}src/console/static`, `${outdir}/console/static`, { recursive: true });
 const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
