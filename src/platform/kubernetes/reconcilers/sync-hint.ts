@@ -16,3 +16,13 @@ export function syncHint(repo: RepositoryResource): SyncOptions {
   const fresh = !!requestedAt && requestedAt !== repo.status?.lastHandledRequestedAt;
   return fresh && head && /^[0-9a-f]{40}$/.test(head) ? { head } : {};
 }
+
+/**
+ * A pending push webhook names a head other than the one the last sync applied: this sync will change
+ * something, unlike a routine resync that mostly finds the same head. The repository queue runs it before
+ * routine syncs (work-queue.ts urgentOf), so one push is not served after a hundred resyncs.
+ */
+export function announcesNewHead(repo: RepositoryResource | undefined): boolean {
+  const head = repo ? syncHint(repo).head : undefined;
+  return head !== undefined && head !== repo?.status?.revision;
+}

@@ -25,6 +25,22 @@ describe('FairLanes', () => {
   });
 });
 
+describe('FairLanes.remove', () => {
+  it('takes one item out of its lane, the others keeping their turns', () => {
+    const lanes = new FairLanes<string>();
+    lanes.push('a/x', 'x1');
+    lanes.push('a/x', 'x2');
+    lanes.push('b/y', 'y1');
+    assert.equal(lanes.remove('a/x', 'x1'), true);
+    assert.equal(lanes.remove('a/x', 'x1'), false, 'not there any more');
+    assert.equal(lanes.remove('b/y', 'y1'), true);
+    assert.equal(lanes.size, 1);
+    assert.equal(lanes.groups, 1);
+    assert.equal(lanes.shift(), 'x2');
+    assert.equal(lanes.shift(), undefined);
+  });
+});
+
 describe('FairLanes between namespaces', () => {
   it('gives each namespace a turn, whatever the number of its repositories', () => {
     const lanes = new FairLanes<string>();

@@ -53,6 +53,19 @@ export class FairLanes<T> {
     return item;
   }
 
+  /** Takes `item` out of its group's lane (it keeps its place otherwise); false when it is not there. */
+  remove(group: string, item: T): boolean {
+    const lanes = this.tenants.get(tenantOf(group));
+    const lane = lanes?.get(group);
+    const at = lane ? lane.indexOf(item) : -1;
+    if (!lanes || !lane || at < 0) return false;
+    lane.splice(at, 1);
+    if (lane.length === 0) lanes.delete(group);
+    if (lanes.size === 0) this.tenants.delete(tenantOf(group));
+    this.count--;
+    return true;
+  }
+
   get size(): number {
     return this.count;
   }

@@ -143,6 +143,75 @@ describe('WorkQueue', () => {
     assert.equal(peak, 2);
   });
 
+  it('runs an urgent key (a webhook naming a new head) before every routine key waiting, the namespace cap still holding', async () => {
+    const urgent = new Set<string>();
+    const seen: string[] = [];
+    const gates: Array<() => void> = [];
+    const pool = new PQueue({ concurrency: 4 });
+    const q = new WorkQueue({
+      name: 'urgent',
+      pool,
+      timers: new FakeTimers(),
+      maxRunningPerNamespace: 2,
+      urgentOf: (key) => urgent.has(key),
+      handler: async (key) => {
+        seen.push(key);
+        await new Promise<void>((r) => gates.push(r));
+      },
+    });
+    const tick = () => new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 100; i++) q.add(`busy/r${i}`);
+    urgent.add('busy/pushed');
+    q.add('busy/pushed');
+    await tick();
+    assert.deepEqual(seen, ['busy/r0', 'busy/r1'], 'two of the namespace run (its cap), the pushed one waits for a slot of its namespace');
+    gates.shift()?.();
+    await tick();
+    assert.equal(seen[2], 'busy/pushed', `the pushed repository ran next, not after 98 resyncs: ${seen.slice(0, 4).join(', ')}`);
+    while (q.depth() > 0) {
+      for (const open of gates.splice(0)) open();
+      await tick();
+    }
+    assert.equal(seen.length, 101);
+  });
+
+  it('moves a routine key still waiting to the urgent lanes when it is added again as urgent', async () => {
+    const urgent = new Set<string>();
+    const seen: string[] = [];
+    let open!: () => void;
+    const pool = new PQueue({ concurrency: 1 });
+    const q = new WorkQueue({
+      name: 'promote',
+      pool,
+      timers: new FakeTimers(),
+      urgentOf: (key) => urgent.has(key),
+      handler: async (key) => {
+        seen.push(key);
+        if (key === 'a/first') await new Promise<void>((r) => (open = r));
+      },
+    });
+    q.add('a/first');
+    await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10; i++) q.add(`a/r${i}`);
+    // An interval resync queued it; then its webhook arrived.
+    urgent.add('a/r9');
+    q.add('a/r9');
+    open();
+    await pool.onIdle();
+    assert.deepEqual(seen.slice(0, 3), ['a/first', 'a/r9', 'a/r0']);
+    assert.equal(seen.length, 11, 'it ran once, not twice');
+  });
+
+  it('keeps namespaces taking turns among urgent keys: one tenant’s flood of webhooks does not hold back another’s', async () => {
+    const seen: string[] = [];
+    const pool = new PQueue({ concurrency: 1 });
+    const q = new WorkQueue({ name: 'urgent-fair', pool, timers: new FakeTimers(), urgentOf: () => true, handler: async (key) => void seen.push(key) });
+    for (let i = 0; i < 50; i++) q.add(`abuser/r${i}`);
+    q.add('victim/app');
+    await pool.onIdle();
+    assert.ok(seen.indexOf('victim/app') <= 2, `the victim ran as key ${seen.indexOf('victim/app')}`);
+  });
+
   it('retries failures with exponential backoff and forgets failures after a success', async () => {
     let calls = 0;
     const { q, pool, timers, errors } = setup(async () => {

@@ -4,7 +4,10 @@
 // take turns by namespace, then by group (groupOf: `namespace/repository` or `namespace`: fair-lanes.ts),
 // and the namespace running the fewest keys of this queue goes first, so one tenant's flood or one large
 // repository cannot delay the others; `maxRunningPerNamespace` caps what one namespace runs at once, so it
-// never holds every slot of the pool. The pool runs anonymous turns, each picks the next key.
+// never holds every slot of the pool. Urgent keys (`urgentOf`: a sync request that names a new head) wait in
+// lanes of their own, taken before the others' (namespaces take turns there too, and the cap holds): a
+// webhook's push does not wait behind a hundred routine resyncs. The pool runs anonymous turns, each picks
+// the next key.
 import type PQueue from 'p-queue';
 import { FairLanes, tenantOf } from './fair-lanes.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
@@ -27,6 +30,8 @@ export interface WorkQueueOptions {
   readonly groupOf?: (key: string) => string;
   /** Most keys of one namespace running at once (default: no cap beyond the pool's). */
   readonly maxRunningPerNamespace?: number;
+  /** Asked when a key is added: true puts it before every routine key waiting (default: none is). */
+  readonly urgentOf?: (key: string) => boolean;
 }
 
 type KeyState = 'queued' | 'running' | 'dirty';
@@ -35,11 +40,13 @@ export class WorkQueue {
   private readonly state = new Map<string, KeyState>();
   private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
   private readonly failures = new Map<string, number>();
-  /** Queued keys by group; each key here has one turn waiting in the pool. */
+  /** Queued keys by group; each key in either has one turn waiting in the pool. Urgent ones go first. */
   private readonly ready = new FairLanes<string>();
+  private readonly urgent = new FairLanes<string>();
   /** Running keys by namespace (the tenant of the key's group when it was queued). */
   private readonly running = new Map<string, number>();
-  private readonly tenantOfQueued = new Map<string, string>();
+  /** Where each queued key waits: its group, and whether in the urgent lanes. */
+  private readonly queuedAs = new Map<string, { readonly group: string; urgent: boolean }>();
   /** Turns that found only namespaces at their cap: given back to the pool as a run ends. */
   private parked = 0;
   private readonly timers: Timers;
@@ -54,7 +61,8 @@ export class WorkQueue {
     if (this.stopped) return;
     if (delayMs > 0) return this.addLater(key, delayMs);
     const current = this.state.get(key);
-    if (current === 'queued' || current === 'dirty') return;
+    if (current === 'queued') return this.promote(key);
+    if (current === 'dirty') return;
     if (current === 'running') {
       this.state.set(key, 'dirty');
       return;
@@ -63,9 +71,19 @@ export class WorkQueue {
     this.state.set(key, 'queued');
     this.report();
     const group = this.opts.groupOf?.(key) ?? namespaceOf(key);
-    this.tenantOfQueued.set(key, tenantOf(group));
-    this.ready.push(group, key);
+    const urgent = this.opts.urgentOf?.(key) ?? false;
+    this.queuedAs.set(key, { group, urgent });
+    (urgent ? this.urgent : this.ready).push(group, key);
     void this.opts.pool.add(() => this.turn());
+  }
+
+  /** A routine key still waiting became urgent (a webhook arrived for it): it moves to the urgent lanes. */
+  private promote(key: string): void {
+    const queued = this.queuedAs.get(key);
+    if (!queued || queued.urgent || !this.opts.urgentOf?.(key)) return;
+    if (!this.ready.remove(queued.group, key)) return;
+    queued.urgent = true;
+    this.urgent.push(queued.group, key);
   }
 
   /** Keys waiting or running. */
@@ -105,13 +123,15 @@ export class WorkQueue {
   private async turn(): Promise<void> {
     const cap = this.opts.maxRunningPerNamespace;
     const busy = (ns: string) => this.running.get(ns) ?? 0;
-    const key = this.ready.shift(busy, cap === undefined ? undefined : (ns) => busy(ns) < cap);
+    const mayRun = cap === undefined ? undefined : (ns: string) => busy(ns) < cap;
+    const key = this.urgent.shift(busy, mayRun) ?? this.ready.shift(busy, mayRun);
     if (key === undefined) {
-      if (this.ready.size > 0) this.parked++;
+      if (this.ready.size + this.urgent.size > 0) this.parked++;
       return;
     }
-    const ns = this.tenantOfQueued.get(key) ?? namespaceOf(key);
-    this.tenantOfQueued.delete(key);
+    const queued = this.queuedAs.get(key);
+    const ns = queued ? tenantOf(queued.group) : namespaceOf(key);
+    this.queuedAs.delete(key);
     this.running.set(ns, busy(ns) + 1);
     try {
       await this.run(key);
