@@ -6,10 +6,12 @@
 // repository cannot delay the others; `maxRunningPerNamespace` caps what one namespace runs at once, so it
 // never holds every slot of the pool. Urgent keys (`urgentOf`: a sync request that names a new head) wait in
 // lanes of their own, taken before the others' (namespaces take turns there too, and the cap holds): a
-// webhook's push does not wait behind a hundred routine resyncs. The pool runs anonymous turns, each picks
-// the next key.
+// webhook's push does not wait behind a hundred routine resyncs. With a `budget` (time-budget.ts), a group
+// whose runs kept the controller busy more than its share waits before its next run, and what is added
+// meanwhile folds into that one run. The pool runs anonymous turns, each picks the next key.
 import type PQueue from 'p-queue';
 import { FairLanes, tenantOf } from './fair-lanes.ts';
+import type { TimeBudget } from './time-budget.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
 export interface HandlerResult {
@@ -32,6 +34,10 @@ export interface WorkQueueOptions {
   readonly maxRunningPerNamespace?: number;
   /** Asked when a key is added: true puts it before every routine key waiting (default: none is). */
   readonly urgentOf?: (key: string) => boolean;
+  /** Run time each group may use (charged per run); a group in debt waits (default: none waits). */
+  readonly budget?: TimeBudget;
+  /** A key was held back for its group's budget this long. */
+  readonly onBudgetWait?: (key: string, waitMs: number) => void;
 }
 
 type KeyState = 'queued' | 'running' | 'dirty';
@@ -67,10 +73,15 @@ export class WorkQueue {
       this.state.set(key, 'dirty');
       return;
     }
+    const group = this.opts.groupOf?.(key) ?? namespaceOf(key);
+    const wait = this.opts.budget?.waitMs(group, this.timers.now()) ?? 0;
+    if (wait > 0) {
+      this.opts.onBudgetWait?.(key, wait);
+      return this.addLater(key, wait);
+    }
     this.cancelDelayed(key);
     this.state.set(key, 'queued');
     this.report();
-    const group = this.opts.groupOf?.(key) ?? namespaceOf(key);
     const urgent = this.opts.urgentOf?.(key) ?? false;
     this.queuedAs.set(key, { group, urgent });
     (urgent ? this.urgent : this.ready).push(group, key);
@@ -153,6 +164,7 @@ export class WorkQueue {
     }
     this.state.set(key, 'running');
     let retryIn: number | undefined;
+    const started = this.timers.now();
     try {
       const result = await this.opts.handler(key);
       this.failures.delete(key);
@@ -164,6 +176,8 @@ export class WorkQueue {
       retryIn = backoffDelay(attempt, baseMs, maxMs);
       this.opts.onError?.(key, err, retryIn);
     }
+    const ended = this.timers.now();
+    this.opts.budget?.charge(this.opts.groupOf?.(key) ?? namespaceOf(key), ended - started, ended);
     const dirty = this.state.get(key) === 'dirty';
     this.state.delete(key);
     this.report();

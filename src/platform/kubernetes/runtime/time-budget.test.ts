@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import PQueue from 'p-queue';
+import { FakeTimers } from './fake-timers.ts';
+import { TimeBudget } from './time-budget.ts';
+import { WorkQueue } from './work-queue.ts';
+
+describe('TimeBudget: run time one group may use', () => {
+  const budget = () => new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 60_000 });
+
+  it('lets a quiet group spend its burst at once, then pays a debt back at its share', () => {
+    const b = budget();
+    assert.equal(b.waitMs('ns/a', 0), 0);
+    b.charge('ns/a', 2_000, 2_000);
+    assert.equal(b.waitMs('ns/a', 2_000), 0, '1 s of the burst left');
+    b.charge('ns/a', 2_000, 4_000);
+    // 3 s - 4 s + 0.2 s earned meanwhile = -0.8 s: 8 s at a tenth.
+    assert.equal(b.waitMs('ns/a', 4_000), 8_000);
+    assert.equal(b.waitMs('ns/a', 8_000), 4_000);
+    assert.equal(b.waitMs('ns/a', 12_000), 0);
+    assert.equal(b.waitMs('ns/other', 4_000), 0, 'another group does not pay for it');
+  });
+
+  it('never makes a group wait longer than maxWaitMs, and forgets a group whose burst is whole again', () => {
+    const b = budget();
+    b.charge('ns/a', 600_000, 600_000);
+    assert.equal(b.waitMs('ns/a', 600_000), 60_000);
+    assert.equal(b.size, 1);
+    assert.equal(b.waitMs('ns/a', 600_000 + 90_000), 0);
+    assert.equal(b.size, 0);
+  });
+
+  it('makes nobody wait with a share of 1', () => {
+    const b = new TimeBudget({ share: 1, burstMs: 0, maxWaitMs: 60_000 });
+    b.charge('ns/a', 10_000, 10_000);
+    assert.equal(b.waitMs('ns/a', 10_000), 0);
+  });
+});
+
+describe('WorkQueue with a time budget', () => {
+  /** A repository pushed every 200 ms for a minute; each of its syncs runs 500 ms. Answers its syncs and when another repository's ran. */
+  async function pushEvery200ms(share: number) {
+    const timers = new FakeTimers();
+    const pool = new PQueue({ concurrency: 2 });
+    const running = new Map<string, { until: number; done: () => void }>();
+    const started: Array<[string, number]> = [];
+    const q = new WorkQueue({
+      name: 'budget',
+      pool,
+      timers,
+      groupOf: (key) => key,
+      budget: new TimeBudget({ share, burstMs: 3_000, maxWaitMs: 60_000 }),
+      handler: (key) =>
+        new Promise<void>((done) => {
+          started.push([key, timers.now()]);
+          running.set(key, { until: timers.now() + 500, done });
+        }),
+    });
+    const tick = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    };
+    for (let t = 0; t < 60_000; t += 100) {
+      if (t % 200 === 0) q.add('abuser/noisy');
+      if (t === 30_000) q.add('victim/app');
+      await tick();
+      for (const [key, r] of running) {
+        if (r.until <= timers.now()) {
+          running.delete(key);
+          r.done();
+        }
+      }
+      await tick();
+      timers.advance(100);
+    }
+    q.stop();
+    return { noisy: started.filter(([k]) => k === 'abuser/noisy').length, victim: started.find(([k]) => k === 'victim/app')?.[1] };
+  }
+
+  it('folds pushes to one repository every 200 ms into at most 20 syncs a minute (a tenth of the time busy, after its burst)', async () => {
+    const limited = await pushEvery200ms(0.1);
+    const unlimited = await pushEvery200ms(1);
+    assert.ok(unlimited.noisy >= 80, `without a budget it syncs back to back: ${unlimited.noisy}`);
+    // 3 s of burst (6 syncs at once), then one 500-ms sync per 5 s: about 17.
+    assert.ok(limited.noisy <= 20, `with a share of 0.1 it synced ${limited.noisy} times`);
+    assert.ok(limited.noisy >= 10, `but it still syncs: ${limited.noisy}`);
+  });
+
+  it('never holds back another repository for the noisy one’s debt', async () => {
+    const { victim } = await pushEvery200ms(0.1);
+    assert.ok(victim !== undefined && victim <= 30_200, `the other repository's sync started at ${victim} ms, added at 30000`);
+  });
+});
