@@ -1,94 +1,42 @@
 // FunctionRepository: git → snapshot → the Function/Trigger/FunctionJob objects it owns. Each sync
-// compares what the snapshot wants with the live objects (informer caches) and applies only what differs,
-// so an unchanged sync costs one ls-remote and one status write. The live objects, not a snapshot in
-// status, are the "previous state": status.functions is lossy and may be stale after a failed write.
+// compares what the snapshot wants with the live objects (informer caches) and applies only what differs
+// (sync-apply.ts), so an unchanged sync costs one ls-remote and one status write. The live objects, not a
+// snapshot in status, are the "previous state": status.functions is lossy and may be stale after a failed write.
 //
 // Safety rules (issue 4): a sync that finds zero functions where the repository owns some prunes nothing
 // and goes Stalled; a function whose folder is broken keeps its objects untouched (last good version keeps
 // running) and reports the problem in status.functions[].error; prune only when spec.prune.
 import { formatProblem } from '../../../manifest/format-problem.ts';
-import { SnapshotBuilder } from '../../../source/build-snapshot.ts';
-import { listManifestFiles } from '../../../source/function-files.ts';
-import { GitSource, type GitAuth } from '../../../source/git-source.ts';
 import { GitSourceError } from '../../../source/git-source-error.ts';
-import { readFunctionFiles } from '../../../source/read-function-files.ts';
-import type { SourceTree } from '../../../source/source-tree.ts';
-import { TargetPolicy } from '../../../source/target-policy.ts';
-import type { FunctionEntry } from '../../../source/types.ts';
-import { ensureContext } from '../build-context.ts';
-import { buildKey } from '../objects/build-key.ts';
-import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
-import { ANNOTATIONS, FINALIZER, GIT_CREDENTIALS_SECRET_TYPE, LABELS } from '../objects/meta.ts';
+import { ownedByRepository } from '../objects/drift.ts';
+import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { TenantRefusal } from '../tenant-access.ts';
-import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
-import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
-import { FairPool } from '../runtime/fair-lanes.ts';
+import type { RepositoryResource } from '../objects/resources.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
-import { DEFAULT_APPLY_CONCURRENCY, DEFAULT_FUNCTIONS_PER_NAMESPACE, DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, DEFAULT_MIN_INTERVAL_MS } from '../settings.ts';
+import { DEFAULT_FUNCTIONS_PER_NAMESPACE, DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, DEFAULT_MIN_INTERVAL_MS } from '../settings.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { syncInterval } from './interval.ts';
+import { RepositorySources } from './repository-sources.ts';
 import { syncHint } from './sync-hint.ts';
+import { SyncApply, type FunctionStatusEntry, type LiveObjects } from './sync-apply.ts';
 import { writeStatus } from './status-writer.ts';
-import { fingerprintOwned, fingerprintRepository, unchangedSince, type AppliedSync } from './unchanged-sync.ts';
-
-/** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
-const DEFAULTS = {
-  Function: { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 },
-  Trigger: { enabled: true },
-  FunctionJob: { runID: 0 },
-} as const;
-
-type FunctionStatusEntry = NonNullable<RepositoryStatus['functions']>[number];
-
-/** The objects a repository owns now (informer caches), by name. */
-interface LiveObjects {
-  readonly functions: ReadonlyMap<string, FunctionResource>;
-  readonly triggers: ReadonlyMap<string, RepositoryObjects['triggers'][number]>;
-  readonly jobs: ReadonlyMap<string, RepositoryObjects['jobs'][number]>;
-}
-
-interface SyncState {
-  readonly fingerprint: string;
-  readonly source: GitSource;
-  readonly snapshots: SnapshotBuilder;
-  /** What the last wholly Ready full sync applied: the next one may stop after ls-remote (unchanged-sync.ts). */
-  applied?: AppliedSync;
-}
-
-class TerminalError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { TerminalError } from './terminal-error.ts';
+import { fingerprintOwned, fingerprintRepository, unchangedSince } from './unchanged-sync.ts';
 
 export class RepositoryReconciler {
-  private readonly sources = new Map<string, SyncState>();
-  /** Bounds the per-function work of syncs (context uploads, applies); repositories take turns. */
-  private readonly uploads: FairPool;
-
-  /** Where syncs may connect: public addresses plus the operator's allowlist. */
-  private readonly targets: TargetPolicy;
+  /** The git source of each repository (kept across syncs). */
+  private readonly sources: RepositorySources;
+  /** The per-function apply step of syncs (context uploads, applies in a bounded pool). */
+  private readonly applies: SyncApply;
 
   constructor(private readonly ctx: ReconcileContext) {
-    const uploads = ctx.settings.concurrency?.uploads ?? DEFAULT_APPLY_CONCURRENCY;
-    // One namespace never holds every slot: another's upload starts at once beside a flood of one tenant's
-    // changed functions (one slot kept for the others, so one large repository keeps nearly the whole pool).
-    this.uploads = new FairPool(uploads, { maxPerTenant: Math.max(1, uploads - 1) });
-    const git = ctx.settings.git ?? {};
-    this.targets = TargetPolicy.publicOnly({
-      allow: git.allowedHosts ?? [],
-      deny: git.deniedCidrs ?? [],
-      ...(git.crossHostRedirects !== undefined ? { crossHostRedirects: git.crossHostRedirects } : {}),
-    });
+    this.sources = new RepositorySources(ctx);
+    this.applies = new SyncApply(ctx);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.sources.values()].map((s) => s.source.close()));
-    this.sources.clear();
+    await this.sources.close();
   }
 
   async reconcile(key: string): Promise<HandlerResult | void> {
@@ -98,8 +46,7 @@ export class RepositoryReconciler {
     if (!repo || repo.metadata?.deletionTimestamp) {
       // With prune on, owned objects go with it through their ownerReferences (garbage collector);
       // with prune off, finalize() orphans them first.
-      await this.sources.get(key)?.source.close();
-      this.sources.delete(key);
+      await this.sources.forget(key);
       ctx.commitStatus?.forget(namespace, name);
       if (repo) await this.finalize(repo);
       return;
@@ -159,7 +106,7 @@ export class RepositoryReconciler {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const spec = repo.spec!;
-    const state = await this.sourceFor(repo, key);
+    const state = await this.sources.sourceFor(repo, key);
     const { revision, tree } = await state.source.sync(syncHint(repo));
     const owned = {
       functions: ctx.caches.functions.list(namespace).filter((o) => ownedByRepository(o, name)),
@@ -215,43 +162,11 @@ export class RepositoryReconciler {
       ...(f.codeHash ? { codeHash: f.codeHash } : {}),
       error: f.problems.map(formatProblem).join('; ') || 'the function could not be read',
     }));
-    /** Functions whose objects must stay as they are: broken folders and failed uploads. */
-    const keep = new Set(broken.map((f) => f.name));
-    const wanted = new Set<string>();
-    /** Generation each Function got from this sync's apply, for commit statuses. */
-    const appliedGenerations = new Map<string, number>();
-    let firstUploadError: unknown;
-
-    await Promise.all(
-      valid.map((entry) =>
-        this.uploads.add(key, async () => {
-          const fnName = entry.manifest!.name;
-          const existing = live.functions.get(fnName) ?? ctx.caches.functions.get(fnName, namespace);
-          if (existing && !ownedByRepository(existing, name)) {
-            const by = existing.metadata?.labels?.[LABELS.repository];
-            keep.add(fnName);
-            statusFunctions.push({
-              name: fnName,
-              path: entry.path,
-              codeHash: entry.codeHash,
-              error: `a Function named ${fnName} already exists in ${namespace}, ${by ? `managed by repository ${by}` : 'made through the API'}; rename one of them`,
-            });
-            return;
-          }
-          try {
-            const objects = await this.desiredFor(repo, tree, entry, revision, existing);
-            const generation = await this.applyObjects(objects, live);
-            if (generation !== undefined) appliedGenerations.set(fnName, generation);
-            for (const o of [objects.fn, ...objects.triggers, ...objects.jobs]) wanted.add(`${o.kind}/${o.metadata?.name}`);
-            statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash });
-          } catch (err) {
-            firstUploadError ??= err;
-            keep.add(fnName);
-            statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash, error: err instanceof Error ? err.message : String(err) });
-          }
-        }),
-      ),
-    );
+    const applied = await this.applies.applyFunctions(key, repo, tree, revision, valid, live);
+    statusFunctions.push(...applied.statusFunctions);
+    const { wanted, appliedGenerations, firstUploadError } = applied;
+    /** Functions whose objects must stay as they are: broken folders, names taken by others, failed uploads. */
+    const keep = new Set([...broken.map((f) => f.name), ...applied.keep]);
 
     let pruned = 0;
     if (spec.prune !== false) {
@@ -286,61 +201,6 @@ export class RepositoryReconciler {
     return { outcome, fields };
   }
 
-  /** The objects one valid function folder wants; uploads its build context when the build key is new. */
-  private async desiredFor(
-    repo: RepositoryResource,
-    tree: SourceTree,
-    entry: FunctionEntry,
-    revision: string,
-    existing: FunctionResource | undefined,
-  ): Promise<RepositoryObjects> {
-    const ctx = this.ctx;
-    const manifest = entry.manifest!;
-    const codeHash = entry.codeHash!;
-    const baseImage = ctx.baseImageOf(manifest.runtime);
-    const key = buildKey({ codeHash, runtime: manifest.runtime, baseImage });
-    let s3Key = existing?.spec?.s3Key;
-    if (!s3Key || annotatedBuildKey(existing) !== key || existing?.spec?.entrypoint !== manifest.entrypoint) {
-      const listed = await listManifestFiles(tree, entry.path, manifest);
-      try {
-        const ctxResult = await ensureContext(ctx.store, {
-          runtime: manifest.runtime,
-          entrypoint: manifest.entrypoint,
-          buildKey: key,
-          baseImage,
-          paths: listed.files.map((f) => f.hashPath),
-          files: () => readFunctionFiles(tree, entry),
-        });
-        s3Key = ctxResult.key;
-      } catch (err) {
-        throw new Error(`uploading the build context to ${ctx.store.location} failed: ${err instanceof Error ? err.message : String(err)}; retrying`, {
-          cause: err,
-        });
-      }
-    }
-    const objects = repositoryObjects(repo, { manifest, codeHash, path: entry.path, revision, s3Bucket: ctx.settings.s3.bucket, s3Key });
-    objects.fn.metadata!.annotations = { [ANNOTATIONS.buildKey]: key };
-    // Set at creation, so the Function reconciler needs no extra patch to add it.
-    objects.fn.metadata!.finalizers = [FINALIZER];
-    return objects;
-  }
-
-  private async applyObjects(objects: RepositoryObjects, live: LiveObjects): Promise<number | undefined> {
-    const ctx = this.ctx;
-    const name = (o: { metadata?: { name?: string } }) => o.metadata?.name ?? '';
-    // The Function first: Triggers and FunctionJobs refer to it.
-    let generation: number | undefined;
-    if (!inSync(withoutSource(objects.fn)!, withoutSource(live.functions.get(name(objects.fn))), DEFAULTS.Function)) {
-      generation = (await ctx.kube.apply(objects.fn)).metadata?.generation;
-    }
-    // Then its Triggers and FunctionJobs side by side (they do not refer to each other).
-    await Promise.all([
-      ...objects.triggers.filter((t) => !inSync(t, live.triggers.get(name(t)), DEFAULTS.Trigger)).map((t) => ctx.kube.apply(t)),
-      ...objects.jobs.filter((j) => !inSync(j, live.jobs.get(name(j)), DEFAULTS.FunctionJob)).map((j) => ctx.kube.apply(j)),
-    ]);
-    return generation;
-  }
-
   /**
    * A repository being deleted: with `prune: false` its Functions, Triggers and FunctionJobs stay, as
    * objects of their own (no ownerReference to it, no repository label: /v1 then manages them), before
@@ -370,56 +230,6 @@ export class RepositoryReconciler {
     });
     if (orphaned > 0) record(ctx, repo, 'Normal', 'Orphaned', `prune is off: kept ${orphaned} object(s) this repository generated; they are no longer managed by git`);
   }
-
-  private async sourceFor(repo: RepositoryResource, key: string): Promise<SyncState> {
-    const ctx = this.ctx;
-    const spec = repo.spec!;
-    const auth = await this.credentials(repo);
-    const fingerprint = JSON.stringify([spec.url, spec.branch ?? 'main', auth]);
-    const known = this.sources.get(key);
-    if (known && known.fingerprint === fingerprint) return known;
-    await known?.source.close();
-    const state: SyncState = {
-      fingerprint,
-      source: new GitSource({
-        url: spec.url,
-        branch: spec.branch ?? 'main',
-        cacheDir: ctx.settings.cacheDir,
-        auth,
-        logger: ctx.logger,
-        targets: this.targets,
-        ...(ctx.settings.git?.maxFetchBytes ? { http: { maxResponseBytes: ctx.settings.git.maxFetchBytes } } : {}),
-      }),
-      snapshots: new SnapshotBuilder(),
-    };
-    this.sources.set(key, state);
-    return state;
-  }
-
-  private async credentials(repo: RepositoryResource): Promise<GitAuth | undefined> {
-    const secretName = repo.spec?.secretRef?.name;
-    if (!secretName) return undefined;
-    const namespace = repo.metadata?.namespace ?? '';
-    const secret = await this.ctx.kube.readSecret(namespace, secretName);
-    if (!secret) {
-      throw new TerminalError(
-        'SecretNotFound',
-        `Secret ${namespace}/${secretName} (spec.secretRef) does not exist; create it with type ${GIT_CREDENTIALS_SECRET_TYPE} and username+password or token`,
-      );
-    }
-    if (secret.type !== GIT_CREDENTIALS_SECRET_TYPE) {
-      // Its values would go as Basic auth to whatever spec.url names: only Secrets made for sless qualify.
-      throw new TerminalError(
-        'SecretNotMarked',
-        `Secret ${namespace}/${secretName} (spec.secretRef) has type ${secret.type}, not ${GIT_CREDENTIALS_SECRET_TYPE}: sless sends only Secrets made for it ` +
-          `to a git server; recreate it with that type (kubectl create secret generic ${secretName} --type=${GIT_CREDENTIALS_SECRET_TYPE} --from-literal=token=...)`,
-      );
-    }
-    const data = secret.data;
-    if (data.token) return { token: data.token };
-    if (data.username !== undefined && data.password !== undefined) return { username: data.username, password: data.password };
-    return undefined; // only a webhookSecret: the repository is public
-  }
 }
 
 /**
@@ -435,11 +245,4 @@ function lastSyncTime(repo: RepositoryResource, revision: string, now: Date, int
 /** `auth` → `GitAuthFailed`, `branch-not-found` → `GitBranchNotFound`: condition reasons are CamelCase. */
 function gitReason(err: GitSourceError): string {
   return `Git${err.reason.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase())}${err.reason === 'auth' ? 'Failed' : ''}`;
-}
-
-/** spec.source.revision changes with every commit; it alone is no reason to touch a Function. */
-function withoutSource(fn: FunctionResource | undefined): FunctionResource | undefined {
-  if (!fn?.spec) return fn;
-  const { source, ...spec } = fn.spec;
-  return { ...fn, spec: { ...spec, source: source ? { ...source, revision: '' } : undefined } as FunctionResource['spec'] };
 }

@@ -1,0 +1,201 @@
+// The apply step of a repository sync: for each valid function folder of the snapshot, the objects it
+// wants (its build context uploaded when the build key is new), compared with the live objects and applied
+// only where they differ: the Function first, then its Triggers and FunctionJobs. Folders take turns in one
+// bounded pool (repositories take turns in it too); a Function of the same name that this repository does
+// not own, and a folder whose upload fails, keep their objects as they are (repository-reconciler.ts).
+import { listManifestFiles } from '../../../source/function-files.ts';
+import { readFunctionFiles } from '../../../source/read-function-files.ts';
+import type { SourceTree } from '../../../source/source-tree.ts';
+import type { FunctionEntry } from '../../../source/types.ts';
+import { ensureContext } from '../build-context.ts';
+import { buildKey } from '../objects/build-key.ts';
+import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
+import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
+import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
+import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
+import { FairPool } from '../runtime/fair-lanes.ts';
+import { DEFAULT_APPLY_CONCURRENCY } from '../settings.ts';
+import { splitKey, type ReconcileContext } from './context.ts';
+
+/** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
+const DEFAULTS = {
+  Function: { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 },
+  Trigger: { enabled: true },
+  FunctionJob: { runID: 0 },
+} as const;
+
+export type FunctionStatusEntry = NonNullable<RepositoryStatus['functions']>[number];
+
+/** The objects a repository owns now (informer caches), by name. */
+export interface LiveObjects {
+  readonly functions: ReadonlyMap<string, FunctionResource>;
+  readonly triggers: ReadonlyMap<string, RepositoryObjects['triggers'][number]>;
+  readonly jobs: ReadonlyMap<string, RepositoryObjects['jobs'][number]>;
+}
+
+/** What applying a snapshot's valid functions did. */
+export interface AppliedFunctions {
+  /** One entry per function, with its error when its objects were kept as they are. */
+  readonly statusFunctions: FunctionStatusEntry[];
+  /** Functions whose objects must stay as they are: a name taken by another owner, a failed upload. */
+  readonly keep: ReadonlySet<string>;
+  /** `Kind/name` of every object the applied functions want. */
+  readonly wanted: ReadonlySet<string>;
+  /** Generation each Function got from this apply, for commit statuses. */
+  readonly appliedGenerations: Map<string, number>;
+  /** The first upload or apply error (the sync retries with backoff when there is one). */
+  readonly firstUploadError: unknown;
+}
+
+export class SyncApply {
+  /** Bounds the per-function work of syncs (context uploads, applies); repositories take turns. */
+  private readonly uploads: FairPool;
+
+  constructor(private readonly ctx: ReconcileContext) {
+    const uploads = ctx.settings.concurrency?.uploads ?? DEFAULT_APPLY_CONCURRENCY;
+    // One namespace never holds every slot: another's upload starts at once beside a flood of one tenant's
+    // changed functions (one slot kept for the others, so one large repository keeps nearly the whole pool).
+    this.uploads = new FairPool(uploads, { maxPerTenant: Math.max(1, uploads - 1) });
+  }
+
+  /** Applies the valid function folders `valid` of repository `key` at `revision`. */
+  async applyFunctions(
+    key: string,
+    repo: RepositoryResource,
+    tree: SourceTree,
+    revision: string,
+    valid: readonly FunctionEntry[],
+    live: LiveObjects,
+  ): Promise<AppliedFunctions> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const statusFunctions: FunctionStatusEntry[] = [];
+    const keep = new Set<string>();
+    const wanted = new Set<string>();
+    const appliedGenerations = new Map<string, number>();
+    let firstUploadError: unknown;
+
+    await Promise.all(
+      valid.map((entry) =>
+        this.uploads.add(key, async () => {
+          const fnName = entry.manifest!.name;
+          const existing = live.functions.get(fnName) ?? ctx.caches.functions.get(fnName, namespace);
+          if (existing && !ownedByRepository(existing, name)) {
+            const by = existing.metadata?.labels?.[LABELS.repository];
+            keep.add(fnName);
+            statusFunctions.push({
+              name: fnName,
+              path: entry.path,
+              codeHash: entry.codeHash,
+              error: `a Function named ${fnName} already exists in ${namespace}, ${by ? `managed by repository ${by}` : 'made through the API'}; rename one of them`,
+            });
+            return;
+          }
+          try {
+            const objects = await this.desiredFor(repo, tree, entry, revision, existing);
+            const generation = await this.applyObjects(objects, live);
+            if (generation !== undefined) appliedGenerations.set(fnName, generation);
+            for (const o of [objects.fn, ...objects.triggers, ...objects.jobs])
+              wanted.add(`${o.kind}/${o.metadata?.name}`);
+            statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash });
+          } catch (err) {
+            firstUploadError ??= err;
+            keep.add(fnName);
+            statusFunctions.push({
+              name: fnName,
+              path: entry.path,
+              codeHash: entry.codeHash,
+              error: err instanceof Error ? err.message : String(err),
+            });
+          }
+        }),
+      ),
+    );
+    return { statusFunctions, keep, wanted, appliedGenerations, firstUploadError };
+  }
+
+  /** The objects one valid function folder wants; uploads its build context when the build key is new. */
+  private async desiredFor(
+    repo: RepositoryResource,
+    tree: SourceTree,
+    entry: FunctionEntry,
+    revision: string,
+    existing: FunctionResource | undefined,
+  ): Promise<RepositoryObjects> {
+    const ctx = this.ctx;
+    const manifest = entry.manifest!;
+    const codeHash = entry.codeHash!;
+    const baseImage = ctx.baseImageOf(manifest.runtime);
+    const key = buildKey({ codeHash, runtime: manifest.runtime, baseImage });
+    let s3Key = existing?.spec?.s3Key;
+    if (!s3Key || annotatedBuildKey(existing) !== key || existing?.spec?.entrypoint !== manifest.entrypoint) {
+      const listed = await listManifestFiles(tree, entry.path, manifest);
+      try {
+        const ctxResult = await ensureContext(ctx.store, {
+          runtime: manifest.runtime,
+          entrypoint: manifest.entrypoint,
+          buildKey: key,
+          baseImage,
+          paths: listed.files.map((f) => f.hashPath),
+          files: () => readFunctionFiles(tree, entry),
+        });
+        s3Key = ctxResult.key;
+      } catch (err) {
+        throw new Error(
+          `uploading the build context to ${ctx.store.location} failed: ${err instanceof Error ? err.message : String(err)}; retrying`,
+          {
+            cause: err,
+          },
+        );
+      }
+    }
+    const objects = repositoryObjects(repo, {
+      manifest,
+      codeHash,
+      path: entry.path,
+      revision,
+      s3Bucket: ctx.settings.s3.bucket,
+      s3Key,
+    });
+    objects.fn.metadata!.annotations = { [ANNOTATIONS.buildKey]: key };
+    // Set at creation, so the Function reconciler needs no extra patch to add it.
+    objects.fn.metadata!.finalizers = [FINALIZER];
+    return objects;
+  }
+
+  private async applyObjects(objects: RepositoryObjects, live: LiveObjects): Promise<number | undefined> {
+    const ctx = this.ctx;
+    const name = (o: { metadata?: { name?: string } }) => o.metadata?.name ?? '';
+    // The Function first: Triggers and FunctionJobs refer to it.
+    let generation: number | undefined;
+    if (
+      !inSync(
+        withoutSource(objects.fn)!,
+        withoutSource(live.functions.get(name(objects.fn))),
+        DEFAULTS.Function,
+      )
+    ) {
+      generation = (await ctx.kube.apply(objects.fn)).metadata?.generation;
+    }
+    // Then its Triggers and FunctionJobs side by side (they do not refer to each other).
+    await Promise.all([
+      ...objects.triggers
+        .filter((t) => !inSync(t, live.triggers.get(name(t)), DEFAULTS.Trigger))
+        .map((t) => ctx.kube.apply(t)),
+      ...objects.jobs
+        .filter((j) => !inSync(j, live.jobs.get(name(j)), DEFAULTS.FunctionJob))
+        .map((j) => ctx.kube.apply(j)),
+    ]);
+    return generation;
+  }
+}
+
+/** spec.source.revision changes with every commit; it alone is no reason to touch a Function. */
+function withoutSource(fn: FunctionResource | undefined): FunctionResource | undefined {
+  if (!fn?.spec) return fn;
+  const { source, ...spec } = fn.spec;
+  return {
+    ...fn,
+    spec: { ...spec, source: source ? { ...source, revision: '' } : undefined } as FunctionResource['spec'],
+  };
+}
