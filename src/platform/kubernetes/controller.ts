@@ -1,20 +1,8 @@
 // Composition of the reconcile machinery: informers over the four sless kinds and over what the controller
-// owns (Jobs, Deployments, Services, CronJobs labelled managed-by=sless: a change or deletion of one
-// enqueues its owner at once, so drift heals in seconds), one work queue per kind (a key never runs twice at once), bounded pools for syncs, builds and
+// owns (controller-informers.ts: a change or deletion of an owned object enqueues its owner at once, so
+// drift heals in seconds), one work queue per kind (a key never runs twice at once), bounded pools for syncs, builds and
 // the rest, and the event → key mapping between them. `sless controller` starts it on the elected leader.
-import {
-  AppsV1Api,
-  BatchV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type V1CronJob,
-  type V1Deployment,
-  type V1Job,
-  type V1Service,
-} from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Job } from '@kubernetes/client-node';
 import PQueue from 'p-queue';
 import { Registry } from 'prom-client';
 import type { ArtifactStore } from '../../build/artifact-store.ts';
@@ -24,21 +12,20 @@ import type { Runtime } from '../../manifest/types.ts';
 import type { BuildLog } from '../../store/types.ts';
 import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
+import { createInformers, type ControllerInformers } from './controller-informers.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
-import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
+import { type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
 import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
 import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
 import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
 import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
-import { apiMessage, KubeClient, VERSION } from './runtime/kube-client.ts';
-import { InformerGroup } from './runtime/informer-group.ts';
+import { KubeClient, VERSION } from './runtime/kube-client.ts';
 import { TenantAccess } from './tenant-access.ts';
-import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
+import type { InformerEvent } from './runtime/resilient-informer.ts';
 import { reuseConnections } from './runtime/reuse-connections.ts';
-import { jobForCache, listAllPages } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
 import { DEFAULT_FUNCTION_RECONCILE_CONCURRENCY, DEFAULT_RECONCILE_CONCURRENCY, DEFAULT_SYNC_CONCURRENCY, defaultSyncsPerNamespace, LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
@@ -71,16 +58,7 @@ export class Controller {
   /** The per-function and per-repository series (dropped with their objects). */
   private readonly series: Metrics;
   readonly store: ArtifactStore;
-  private readonly informers: {
-    repositories: InformerGroup<RepositoryResource & KubernetesObject>;
-    functions: InformerGroup<FunctionResource & KubernetesObject>;
-    triggers: InformerGroup<TriggerResource & KubernetesObject>;
-    functionJobs: InformerGroup<FunctionJobResource & KubernetesObject>;
-    jobs: InformerGroup<V1Job>;
-    deployments: InformerGroup<V1Deployment>;
-    services: InformerGroup<V1Service>;
-    cronJobs: InformerGroup<V1CronJob>;
-  };
+  private readonly informers: ControllerInformers;
   private readonly queues: Record<SlessKind, WorkQueue>;
   private readonly repositoryReconciler: RepositoryReconciler;
   private readonly functionReconciler: FunctionReconciler;
@@ -115,100 +93,37 @@ export class Controller {
         ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
         ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
       });
-    const resyncMs = settings.resyncMs ?? 10 * 60_000;
-    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-    const batch = kubeConfig.makeApiClient(BatchV1Api);
-    const onError = (name: string, err: unknown, delay: number) =>
-      logger.warn(`InformerRestart: ${name} list/watch failed (${apiMessage(err)}); restarting in ${delay} ms`, { reason: 'InformerRestart' });
     const watched = opts.watchNamespace === undefined ? [] : typeof opts.watchNamespace === 'string' ? [opts.watchNamespace] : [...opts.watchNamespace];
-    /** One informer per watched namespace, or one cluster-wide. */
-    const scopes: ReadonlyArray<string | undefined> = watched.length > 0 ? watched : [undefined];
-    const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void) =>
-      new InformerGroup<T>(
-        scopes.map(
-          (ns) =>
-            new ResilientInformer<T>({
-              kubeConfig,
-              name: ns && watched.length > 1 ? `${KINDS[kind].plural} in ${ns}` : KINDS[kind].plural,
-              path: `/apis/${GROUP}/${VERSION}/${ns ? `namespaces/${ns}/` : ''}${KINDS[kind].plural}`,
-              list: () =>
-                listAllPages(
-                  (page) =>
-                    (ns
-                      ? custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: KINDS[kind].plural, ...page })
-                      : custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: KINDS[kind].plural, ...page })) as Promise<KubernetesListObject<T>>,
-                ),
-              resyncMs,
-              onEvent,
-              onError,
-              ...(opts.timers ? { timers: opts.timers } : {}),
-            }),
-        ),
-      );
-    const selector = `${LABELS.managedBy}=sless`;
-    const apps = kubeConfig.makeApiClient(AppsV1Api);
-    const core = kubeConfig.makeApiClient(CoreV1Api);
-    /** Informers over objects labelled managed-by=sless: in the watched namespace (plus `extraNamespaces`), or cluster-wide. */
-    const owned = <T extends KubernetesObject>(
-      plural: string,
-      apiVersion: string,
-      page: (ns: string | undefined, page: { limit: number; _continue?: string }) => Promise<KubernetesListObject<T>>,
-      onEvent: (o: T, e: InformerEvent) => void,
-      extraNamespaces: readonly string[] = [],
-      trim?: (o: T) => void,
-    ) =>
-      new InformerGroup<T>(
-        (watched.length > 0 ? [...new Set([...watched, ...extraNamespaces])] : [undefined]).map((ns) => {
-          const base = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`;
-          return new ResilientInformer<T>({
-            kubeConfig,
-            name: ns ? `${plural} in ${ns}` : plural,
-            path: ns ? `${base}/namespaces/${ns}/${plural}` : `${base}/${plural}`,
-            list: () => listAllPages((p) => page(ns, p)),
-            labelSelector: selector,
-            onEvent: (e, o) => onEvent(o, e),
-            onError,
-            ...(trim ? { trim } : {}),
-            ...(opts.timers ? { timers: opts.timers } : {}),
-          });
-        }),
-      );
-    this.informers = {
-      repositories: crdInformer('FunctionRepository', (e, o) => {
-        if (e === 'delete') this.forget('FunctionRepository', o);
-        this.onRepository(e, o);
-      }),
-      functions: crdInformer('Function', (e, o) => {
-        if (e === 'delete') this.forget('Function', o);
-        this.onFunction(o);
-      }),
-      triggers: crdInformer('Trigger', (e, o) => {
-        if (e === 'delete') this.forget('Trigger', o);
-        this.onTrigger(o);
-      }),
-      functionJobs: crdInformer('FunctionJob', (e, o) => {
-        if (e === 'delete') this.forget('FunctionJob', o);
-        this.queues.FunctionJob.add(keyOf(o));
-      }),
-      jobs: owned<V1Job>('jobs', 'batch/v1', (ns, page) =>
-        ns ? batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }) : batch.listJobForAllNamespaces({ labelSelector: selector, ...page }),
-        (o) => this.onJob(o),
-        [settings.buildNamespace],
-        jobForCache,
-      ),
-      deployments: owned<V1Deployment>('deployments', 'apps/v1', (ns, page) =>
-        ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector: selector, ...page }) : apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...page }),
-        (o, e) => this.onOwned(o, e),
-      ),
-      services: owned<V1Service>('services', 'v1', (ns, page) =>
-        ns ? core.listNamespacedService({ namespace: ns, labelSelector: selector, ...page }) : core.listServiceForAllNamespaces({ labelSelector: selector, ...page }),
-        (o, e) => this.onOwned(o, e),
-      ),
-      cronJobs: owned<V1CronJob>('cronjobs', 'batch/v1', (ns, page) =>
-        ns ? batch.listNamespacedCronJob({ namespace: ns, labelSelector: selector, ...page }) : batch.listCronJobForAllNamespaces({ labelSelector: selector, ...page }),
-        (o, e) => this.onOwned(o, e),
-      ),
-    };
+    this.informers = createInformers(
+      {
+        kubeConfig,
+        logger,
+        resyncMs: settings.resyncMs ?? 10 * 60_000,
+        watched,
+        buildNamespace: settings.buildNamespace,
+        ...(opts.timers ? { timers: opts.timers } : {}),
+      },
+      {
+        repository: (e, o) => {
+          if (e === 'delete') this.forget('FunctionRepository', o);
+          this.onRepository(e, o);
+        },
+        function: (e, o) => {
+          if (e === 'delete') this.forget('Function', o);
+          this.onFunction(o);
+        },
+        trigger: (e, o) => {
+          if (e === 'delete') this.forget('Trigger', o);
+          this.onTrigger(o);
+        },
+        functionJob: (e, o) => {
+          if (e === 'delete') this.forget('FunctionJob', o);
+          this.queues.FunctionJob.add(keyOf(o));
+        },
+        job: (o) => this.onJob(o),
+        owned: (o, e) => this.onOwned(o, e),
+      },
+    );
     const caches: Caches = this.informers;
     this.commitStatus = new KubeCommitStatus({
       readSecret: async (namespace, name) => (await this.kube.readSecret(namespace, name))?.data,
