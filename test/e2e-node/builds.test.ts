@@ -7,9 +7,14 @@ import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { eventually } from '../helpers/kube.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
-const fn = (name: string, word: string) => ({
+// The build must still be running when it is interrupted: a Node.js function without dependencies
+// is built in a second or two by the layer-append step (SLESS_LAYER_BUILDS), which once finished and
+// pushed before the Function was deleted (seen on the real node at load 15). Its package.json's
+// postinstall holds the dependency step inside kaniko for `installMs`.
+const fn = (name: string, word: string, installMs: number) => ({
   [`functions/${name}/function.yaml`]: 'runtime: nodejs20\nentrypoint: handler.handle\n',
   [`functions/${name}/handler.js`]: `exports.handle = async () => ({ word: '${word}' });\n`,
+  [`functions/${name}/package.json`]: `${JSON.stringify({ name, version: '1.0.0', private: true, scripts: { postinstall: `node -e "setTimeout(() => {}, ${installMs})"` } }, null, 2)}\n`,
 });
 
 describe('interrupted builds on the real node', { timeout: 1_800_000 }, () => {
@@ -42,7 +47,7 @@ describe('interrupted builds on the real node', { timeout: 1_800_000 }, () => {
 
   it('leaves no kaniko pod and pushes nothing when the Function is deleted mid-build', async () => {
     await kit.startController('c1');
-    await kit.push(fn('doomed', 'never'), 'doomed');
+    await kit.push(fn('doomed', 'never', 600_000), 'doomed');
     assert.equal((await kit.webhook('fns')).status, 202);
     await eventually(
       async () => {
@@ -84,9 +89,10 @@ describe('interrupted builds on the real node', { timeout: 1_800_000 }, () => {
       { timeoutMs: 120_000, intervalMs: 200 },
     );
     const second = await kit.startController('c2');
-    await kit.push(fn('adopted', 'once'), 'adopted');
+    await kit.push(fn('adopted', 'once', 30_000), 'adopted');
     assert.equal((await kit.webhook('fns')).status, 202);
     await eventually(async () => assert.equal((await kit.buildJobs('adopted')).length, 1), { timeoutMs: 300_000, intervalMs: 200 });
+    assert.equal((await kit.buildJobs('adopted'))[0]?.status?.succeeded ?? 0, 0, 'the build still runs when its leader dies');
     await first.kill();
     await eventually(
       async () => assert.equal((await leases.readNamespacedLease({ namespace: kit.ns, name: 'sless-controller' })).spec?.holderIdentity, 'c2'),
