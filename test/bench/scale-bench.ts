@@ -43,8 +43,6 @@ export interface ScaleBenchOptions {
   readonly cpuProf?: string;
   /** Repository sync interval (spec.interval). */
   readonly interval?: string;
-  /** A file that receives everything each controller process prints. */
-  readonly controllerLog?: string;
 }
 
 export function functionName(i: number): string {
@@ -201,16 +199,10 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     /** Starts a controller process; resolves once it leads and its informers watch. */
     async startController(extraEnv: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
       const before = watches();
-      const c = await startControllerProcess({
-        bin: opts.slessBin ?? path.join(root, 'bin/sless.js'),
-        cwd: root,
-        kubeconfig: kubeconfigPath,
-        env: { ...controllerEnv, ...extraEnv },
-        ...(opts.controllerLog ? { logFile: path.resolve(opts.controllerLog) } : {}),
-      });
+      const c = await startControllerProcess({ bin: opts.slessBin ?? path.join(root, 'bin/sless.js'), cwd: root, kubeconfig: kubeconfigPath, env: { ...controllerEnv, ...extraEnv } });
       controller = c;
-      // Leading, with the controller's eight informers watching (the serving cache's three watch before it leads).
-      for (const t = Date.now(); watches() - before < 11; ) {
+      // Leading, with the controller's nine informers (the build pods' among them) watching (the serving cache's three watch before it leads).
+      for (const t = Date.now(); watches() - before < 12; ) {
         if (c.child.exitCode !== null) throw new Error(`the controller exited with ${c.child.exitCode}:\n${c.log.join('').slice(-4000)}`);
         if (Date.now() - t > 180_000) throw new Error(`the controller did not start watching within 180 s:\n${c.log.join('').slice(-4000)}`);
         await sleep(100);

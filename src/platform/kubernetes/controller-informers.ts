@@ -1,5 +1,5 @@
 // The controller's informers: the four sless kinds, and what the controller owns (Jobs, Deployments,
-// Services, CronJobs labelled managed-by=sless), each one per watched namespace or one cluster-wide,
+// Services, CronJobs labelled managed-by=sless; the build pods in the build namespace), each one per watched namespace or one cluster-wide,
 // listed page by page and restarted with backoff on any error (runtime/resilient-informer.ts). What an
 // event means (which keys it enqueues) is the controller's: it passes one handler per kind.
 import {
@@ -13,6 +13,7 @@ import {
   type V1CronJob,
   type V1Deployment,
   type V1Job,
+  type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
 import { GROUP, LABELS } from './objects/meta.ts';
@@ -28,7 +29,7 @@ import type { ControllerLogger } from './reconcilers/context.ts';
 import { apiMessage, VERSION } from './runtime/kube-client.ts';
 import { InformerGroup } from './runtime/informer-group.ts';
 import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
-import { jobForCache, listAllPages } from './runtime/slim.ts';
+import { jobForCache, listAllPages, podForCache } from './runtime/slim.ts';
 import type { Timers } from './runtime/timers.ts';
 
 type AnyResource = KubernetesObject & { spec?: unknown; status?: unknown };
@@ -42,6 +43,8 @@ export interface ControllerInformers {
   deployments: InformerGroup<V1Deployment>;
   services: InformerGroup<V1Service>;
   cronJobs: InformerGroup<V1CronJob>;
+  /** Build pods in the build namespace, trimmed to their outcome (podForCache): no LIST per finished build. */
+  buildPods: InformerGroup<V1Pod>;
 }
 
 export interface InformerSetup {
@@ -184,5 +187,22 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
           : batch.listCronJobForAllNamespaces({ labelSelector: selector, ...page }),
       on.owned,
     ),
+    // No handler: a build's Job events drive its Function; this cache only answers for their pods.
+    buildPods: new InformerGroup<V1Pod>([
+      new ResilientInformer<V1Pod>({
+        kubeConfig,
+        name: `pods in ${setup.buildNamespace}`,
+        path: `/api/v1/namespaces/${setup.buildNamespace}/pods`,
+        list: () => listAllPages((p) => core.listNamespacedPod({ namespace: setup.buildNamespace, labelSelector: BUILD_POD_SELECTOR, ...p })),
+        labelSelector: BUILD_POD_SELECTOR,
+        onEvent: () => undefined,
+        onError,
+        trim: podForCache,
+        ...(setup.timers ? { timers: setup.timers } : {}),
+      }),
+    ]),
   };
 }
+
+/** The pods of build Jobs (objects/build-job.ts labels their template so). */
+const BUILD_POD_SELECTOR = `${LABELS.managedBy}=sless,${LABELS.component}=build`;

@@ -2,7 +2,7 @@
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
 import type { KubeCommitStatus } from '../../../commit-status/kube-commit-status.ts';
-import type { V1CronJob, V1Deployment, V1Job, V1Service } from '@kubernetes/client-node';
+import type { V1CronJob, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
 import type { BuildLog } from '../../../store/types.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../objects/resources.ts';
@@ -35,6 +35,11 @@ export interface Caches {
   readonly deployments: Cache<V1Deployment>;
   readonly services: Cache<V1Service>;
   readonly cronJobs: Cache<V1CronJob>;
+  /**
+   * Pods of the build Jobs in the build namespace, trimmed to their phase and terminated states
+   * (runtime/slim.ts podForCache): a finished build's digest is read from here, not by a LIST per build.
+   */
+  readonly buildPods?: Cache<V1Pod>;
 }
 
 export interface ReconcileContext {

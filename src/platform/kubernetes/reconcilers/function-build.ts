@@ -119,7 +119,7 @@ export class FunctionBuilds {
     const state = jobState(job);
     if (state === 'running') return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
 
-    const pod = await latestJobPod(ctx.kube, job);
+    const pod = await latestJobPod(ctx.kube, job, ctx.caches.buildPods);
     if (state === 'succeeded') {
       const digest = terminationMessage(pod, BUILD_CONTAINERS.push)?.trim();
       if (digest && DIGEST.test(digest)) {

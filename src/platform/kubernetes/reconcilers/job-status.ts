@@ -2,6 +2,7 @@
 // message, where kaniko writes the digest; the log, where a function prints its result).
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/kube-client.ts';
+import type { Cache } from './context.ts';
 
 export type JobState = 'running' | 'succeeded' | 'failed';
 
@@ -20,12 +21,34 @@ export function jobFailureReason(job: V1Job): string {
 
 const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
-/** The Job's most recent pod, if any. */
-export async function latestJobPod(kube: KubeClient, job: V1Job): Promise<V1Pod | undefined> {
+/**
+ * The Job's most recent pod, if any: from `cache` (the build pods' watch) when it shows every pod the
+ * finished Job counted, each finished; else one LIST (the cache lags, or has no such pods).
+ */
+export async function latestJobPod(kube: KubeClient, job: V1Job, cache?: Cache<V1Pod>): Promise<V1Pod | undefined> {
   const namespace = job.metadata?.namespace ?? '';
-  const pods = await kube.listPods(namespace, `${JOB_NAME_LABEL}=${job.metadata?.name ?? ''}`);
+  const cached = cache ? settledJobPod(job, cache.list(namespace)) : undefined;
+  if (cached) return cached;
+  return newest(await kube.listPods(namespace, `${JOB_NAME_LABEL}=${job.metadata?.name ?? ''}`));
+}
+
+/**
+ * The newest of a finished Job's pods among `pods`, when they can stand in for a LIST: at least as many
+ * of its pods as the Job counted (succeeded + failed), and each in a final phase (the kubelet writes the
+ * containers' terminated states with it). Undefined otherwise.
+ */
+export function settledJobPod(job: V1Job, pods: readonly V1Pod[]): V1Pod | undefined {
+  const name = job.metadata?.name;
+  const mine = pods.filter((p) => p.metadata?.labels?.[JOB_NAME_LABEL] === name);
+  const counted = (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0);
+  if (mine.length === 0 || mine.length < counted) return undefined;
+  if (!mine.every((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed')) return undefined;
+  return newest(mine);
+}
+
+function newest(pods: readonly V1Pod[]): V1Pod | undefined {
   const time = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
-  return pods.sort((a, b) => time(b) - time(a))[0];
+  return [...pods].sort((a, b) => time(b) - time(a))[0];
 }
 
 function allStatuses(pod: V1Pod | undefined): V1ContainerStatus[] {

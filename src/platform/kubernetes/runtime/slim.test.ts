@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { jobForCache, listAllPages, slimObject } from './slim.ts';
+import type { KubernetesListObject, KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { jobForCache, listAllPages, podForCache, slimObject } from './slim.ts';
 
 describe('slimObject', () => {
   it('drops managedFields and the last-applied annotation, keeps everything else', () => {
@@ -56,5 +56,36 @@ describe('jobForCache', () => {
     const job = { metadata: { name: 'build-a', labels: { l: '1' }, uid: 'u' }, spec: { template: { spec: { containers: [{ name: 'kaniko', args: ['--context=https://...'] }] } } }, status: { succeeded: 1 } };
     assert.equal(jobForCache(job), job, 'in place');
     assert.deepEqual(job, { metadata: { name: 'build-a', labels: { l: '1' }, uid: 'u' }, status: { succeeded: 1 } });
+  });
+});
+
+describe('podForCache', () => {
+  it("keeps what a finished build is read for (phase, reason, each step's terminated state), drops the spec and the rest", () => {
+    const terminated = { exitCode: 0, message: 'sha256:abc', reason: 'Completed' };
+    const pod = {
+      metadata: { name: 'build-a-x1', labels: { 'batch.kubernetes.io/job-name': 'build-a' }, creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { containers: [{ name: 'push', env: [{ name: 'A', value: 'b' }] }] },
+      status: {
+        phase: 'Succeeded',
+        podIP: '10.0.0.1',
+        conditions: [{ type: 'Ready', status: 'False' }],
+        initContainerStatuses: [{ name: 'fetch', image: 'tools', imageID: 'x', ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } }],
+        containerStatuses: [{ name: 'push', image: 'tools', ready: false, restartCount: 1, state: { terminated }, lastState: { terminated: { exitCode: 1 } } }],
+      },
+    };
+    assert.equal(podForCache(pod as unknown as V1Pod), pod, 'in place');
+    assert.deepEqual(pod, {
+      metadata: { name: 'build-a-x1', labels: { 'batch.kubernetes.io/job-name': 'build-a' }, creationTimestamp: '2026-01-01T00:00:00Z' },
+      status: {
+        phase: 'Succeeded',
+        initContainerStatuses: [{ name: 'fetch', state: { terminated: { exitCode: 0 } } }],
+        containerStatuses: [{ name: 'push', state: { terminated }, lastState: { terminated: { exitCode: 1 } } }],
+      },
+    });
+  });
+
+  it('keeps an evicted pod\'s reason and a running container as its name alone', () => {
+    const pod = { metadata: { name: 'p' }, status: { phase: 'Failed', reason: 'Evicted', containerStatuses: [{ name: 'kaniko', state: { running: {} } }] } };
+    assert.deepEqual(podForCache(pod as unknown as V1Pod).status, { phase: 'Failed', reason: 'Evicted', containerStatuses: [{ name: 'kaniko' }] });
   });
 });

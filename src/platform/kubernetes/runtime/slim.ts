@@ -3,7 +3,7 @@
 // dropped from every cached object, in place, as it arrives. LISTs come in pages (both spellings of the
 // continue token followed), so a first list of
 // thousands of objects never arrives as one huge response.
-import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -28,6 +28,37 @@ export function slimObject<T extends KubernetesObject>(obj: T): T {
 export function jobForCache<T extends KubernetesObject & { spec?: unknown }>(job: T): T {
   delete job.spec;
   return job;
+}
+
+/**
+ * What the build pod cache keeps of a pod: what a finished build is read for (its phase and reason, each
+ * container's name and terminated/lastState.terminated: the digest in the push step's termination
+ * message, exit codes, OOMKilled) and the metadata that finds it (labels, creation time). The spec and
+ * everything else go. In place; returns the same object.
+ */
+export function podForCache(pod: V1Pod): V1Pod {
+  delete pod.spec;
+  const status = pod.status;
+  if (status) {
+    const keep = (cs: V1ContainerStatus[] | undefined) =>
+      cs?.map(
+        (c) =>
+          ({
+            name: c.name,
+            ...(c.state?.terminated ? { state: { terminated: c.state.terminated } } : {}),
+            ...(c.lastState?.terminated ? { lastState: { terminated: c.lastState.terminated } } : {}),
+          }) as V1ContainerStatus,
+      );
+    const init = keep(status.initContainerStatuses);
+    const main = keep(status.containerStatuses);
+    pod.status = {
+      ...(status.phase ? { phase: status.phase } : {}),
+      ...(status.reason ? { reason: status.reason } : {}),
+      ...(init ? { initContainerStatuses: init } : {}),
+      ...(main ? { containerStatuses: main } : {}),
+    };
+  }
+  return pod;
 }
 
 export const PAGE_SIZE = 500;
