@@ -20,6 +20,7 @@ import { GIT_CREDENTIALS_SECRET_TYPE } from '../../src/platform/kubernetes/objec
 import type { FunctionJobResource, RepositoryResource, FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { s3ControllerEnv } from '../helpers/test-s3.ts';
 import { pushTestImages, type PushedImages } from '../images/images.ts';
 import { requireNode } from './node-kit.ts';
 
@@ -65,20 +66,6 @@ export interface NodeKit {
   dispose(): Promise<void>;
 }
 
-function s3Env(): Record<string, string> {
-  const e = process.env;
-  if (!e.SLESS_TEST_S3_ENDPOINT || !e.SLESS_TEST_S3_ACCESS_KEY || !e.SLESS_TEST_S3_SECRET_KEY || !e.SLESS_TEST_S3_BUCKET) {
-    throw new Error('SLESS_TEST_S3_* are not set: run this suite through `npm run test:node` (services node, git, s3)');
-  }
-  return {
-    SLESS_S3_ENDPOINT: e.SLESS_TEST_S3_ENDPOINT,
-    SLESS_S3_BUCKET: e.SLESS_TEST_S3_BUCKET,
-    SLESS_S3_REGION: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
-    AWS_ACCESS_KEY_ID: e.SLESS_TEST_S3_ACCESS_KEY,
-    AWS_SECRET_ACCESS_KEY: e.SLESS_TEST_S3_SECRET_KEY,
-  };
-}
-
 export interface NodeKitOptions {
   /** The S3 endpoint the controller uses (default the `s3` service's), e.g. a measuring proxy. */
   readonly s3Endpoint?: string;
@@ -99,7 +86,7 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
   const cacheDir = await mkdtemp(path.join(os.tmpdir(), 'sless-e2e-cache-'));
   const controllers: ControllerProcess[] = [];
   const env: Record<string, string> = {
-    ...s3Env(),
+    ...s3ControllerEnv(),
     ...(options.s3Endpoint ? { SLESS_S3_ENDPOINT: options.s3Endpoint } : {}),
     SLESS_KUBECONFIG: process.env.SLESS_TEST_KUBECONFIG ?? '',
     SLESS_AUTH_INSECURE: '1',

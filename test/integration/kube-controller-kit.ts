@@ -17,31 +17,12 @@ import { createMemoryBuildLog } from '../../src/store/memory-log.ts';
 import type { BuildLog } from '../../src/store/types.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
 import { controllersRunning, eventually, freshNamespace, markDeploymentAvailable, markPodsReady, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { sharedS3, type S3Access } from '../helpers/test-s3.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
 
-export interface S3Access {
-  readonly endpoint: string;
-  readonly accessKey: string;
-  readonly secretKey: string;
-  readonly region: string;
-  readonly bucket: string;
-}
-
-export function sharedS3(): S3Access {
-  const e = process.env;
-  if (!e.SLESS_TEST_S3_ENDPOINT || !e.SLESS_TEST_S3_ACCESS_KEY || !e.SLESS_TEST_S3_SECRET_KEY || !e.SLESS_TEST_S3_BUCKET) {
-    throw new Error('SLESS_TEST_S3_* are not set: run this suite through `npm test` (it starts the s3 service)');
-  }
-  return {
-    endpoint: e.SLESS_TEST_S3_ENDPOINT,
-    accessKey: e.SLESS_TEST_S3_ACCESS_KEY,
-    secretKey: e.SLESS_TEST_S3_SECRET_KEY,
-    region: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
-    bucket: e.SLESS_TEST_S3_BUCKET,
-  };
-}
+export { sharedS3, type S3Access } from '../helpers/test-s3.ts';
 
 export const DIGEST_A = `sha256:${'a'.repeat(64)}`;
 export const DIGEST_B = `sha256:${'b'.repeat(64)}`;

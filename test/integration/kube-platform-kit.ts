@@ -6,6 +6,7 @@ import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
 import { KubernetesPlatform, type KubernetesPlatformOptions } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import type { CodeFile } from '../../src/platform/types.ts';
 import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { s3ControllerEnv, sharedS3 } from '../helpers/test-s3.ts';
 
 export const GROUP = 'sless.kube5s.ru';
 export const VERSION = 'v1alpha1';
@@ -22,16 +23,8 @@ export interface PlatformKit {
 }
 
 export function testS3Store(): S3ArtifactStore {
-  const e = process.env;
-  if (!e.SLESS_TEST_S3_ENDPOINT || !e.SLESS_TEST_S3_ACCESS_KEY || !e.SLESS_TEST_S3_SECRET_KEY || !e.SLESS_TEST_S3_BUCKET) {
-    throw new Error('SLESS_TEST_S3_* are not set: run this suite through `npm test` (it starts the s3 service)');
-  }
-  return new S3ArtifactStore({
-    bucket: e.SLESS_TEST_S3_BUCKET,
-    endpoint: e.SLESS_TEST_S3_ENDPOINT,
-    region: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
-    credentials: { accessKeyId: e.SLESS_TEST_S3_ACCESS_KEY, secretAccessKey: e.SLESS_TEST_S3_SECRET_KEY },
-  });
+  const s3 = sharedS3();
+  return new S3ArtifactStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: s3.region, credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } });
 }
 
 function requireEnv(name: string): string {
@@ -44,10 +37,7 @@ function requireEnv(name: string): string {
 export function controllerTestEnv(jwtSecret: string, buildNamespace: string): Record<string, string> {
   return {
     SLESS_JWT_SECRET: jwtSecret,
-    SLESS_S3_ENDPOINT: requireEnv('SLESS_TEST_S3_ENDPOINT'),
-    SLESS_S3_BUCKET: requireEnv('SLESS_TEST_S3_BUCKET'),
-    AWS_ACCESS_KEY_ID: requireEnv('SLESS_TEST_S3_ACCESS_KEY'),
-    AWS_SECRET_ACCESS_KEY: requireEnv('SLESS_TEST_S3_SECRET_KEY'),
+    ...s3ControllerEnv(),
     SLESS_REGISTRY: 'registry.test:5000/sless',
     SLESS_BUILD_NAMESPACE: buildNamespace,
     SLESS_LOG_LEVEL: 'warn',
