@@ -43,6 +43,8 @@ export interface ScaleBenchOptions {
   readonly cpuProf?: string;
   /** Repository sync interval (spec.interval). */
   readonly interval?: string;
+  /** A file that receives everything each controller process prints. */
+  readonly controllerLog?: string;
 }
 
 export function functionName(i: number): string {
@@ -199,7 +201,13 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     /** Starts a controller process; resolves once it leads and its informers watch. */
     async startController(extraEnv: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
       const before = watches();
-      const c = await startControllerProcess({ bin: opts.slessBin ?? path.join(root, 'bin/sless.js'), cwd: root, kubeconfig: kubeconfigPath, env: { ...controllerEnv, ...extraEnv } });
+      const c = await startControllerProcess({
+        bin: opts.slessBin ?? path.join(root, 'bin/sless.js'),
+        cwd: root,
+        kubeconfig: kubeconfigPath,
+        env: { ...controllerEnv, ...extraEnv },
+        ...(opts.controllerLog ? { logFile: path.resolve(opts.controllerLog) } : {}),
+      });
       controller = c;
       // Leading, with the controller's nine informers (the build pods' among them) watching (the serving cache's three watch before it leads).
       for (const t = Date.now(); watches() - before < 12; ) {

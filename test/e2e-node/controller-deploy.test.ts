@@ -87,7 +87,7 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
 
     // The build context: what deploy/Dockerfile.dockerignore lets through, plus the Dockerfile.
     const context = path.join(work, 'context.tar.gz');
-    await run('tar', ['-czf', context, '-C', repoRoot, '--exclude=*.test.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'bin', 'src', 'deploy/Dockerfile']);
+    await run('tar', ['-czf', context, '-C', repoRoot, '--exclude=*.test.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'bin', 'src', 'deploy/Dockerfile']);
     const e = process.env;
     const s3 = new S3Client({
       endpoint: e.SLESS_TEST_S3_ENDPOINT,

@@ -238,6 +238,14 @@ export function customApi(kc: KubeConfig): CustomObjectsApi {
   return kc.makeApiClient(CustomObjectsApi);
 }
 
+/** One JSON Patch operation (RFC 6902). */
+export type JsonPatchOp = { op: 'add' | 'replace' | 'remove' | 'test'; path: string; value?: unknown };
+
+/** JSON-patches the sless object `plural`/`name` in the kit's namespace (as a user's `kubectl patch --type=json` would). */
+export async function patchCustom(kit: { readonly kc: KubeConfig; readonly ns: string }, plural: string, name: string, ops: JsonPatchOp[]): Promise<void> {
+  await customApi(kit.kc).patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: kit.ns, plural, name, body: ops });
+}
+
 /** Condition `type` of an object's status. */
 export function conditionOf(obj: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } } | undefined, type = 'Ready') {
   return obj?.status?.conditions?.find((c) => c.type === type);

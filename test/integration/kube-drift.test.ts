@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
 import { eventually, markJobSucceeded } from '../helpers/kube.ts';
-import { apps, batchApi, core, customApi, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { apps, batchApi, core, DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\njobs:\n  - name: seed\n    run_id: 1\n';
 const WORKLOAD_WRITES = ['apply:Deployment', 'apply:Service', 'apply:CronJob'];
@@ -48,9 +48,7 @@ describe('kube controller: owned objects are watched', () => {
     await new Promise((r) => setTimeout(r, 2_000)); // let the caches catch up with the last writes
     const before = writes(kit.controller!.kube);
     // A metadata change of the Function enqueues it and its Triggers.
-    await customApi(kit.kc).patchNamespacedCustomObject(
-      { group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functions', name: 'drifty', body: [{ op: 'add', path: '/metadata/labels/poke', value: '1' }] },
-    );
+    await patchCustom(kit, 'functions', 'drifty', [{ op: 'add', path: '/metadata/labels/poke', value: '1' }]);
     await new Promise((r) => setTimeout(r, 3_000));
     assert.deepEqual(writes(kit.controller!.kube), before);
   });

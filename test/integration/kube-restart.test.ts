@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
 import { eventually, markJobSucceeded, testKubeConfig } from '../helpers/kube.ts';
-import { customApi, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 const FUNCTIONS = Array.from({ length: 12 }, (_, i) => `fn-${i}`);
 const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n';
@@ -47,14 +47,7 @@ describe('kube controller: a restart with functions running', () => {
     const jobsBefore = (await kit.buildJobs()).length;
     // Asked for while no controller runs, as a webhook during the restart would.
     const at = new Date().toISOString();
-    await customApi(kit.kc).patchNamespacedCustomObject({
-      group: 'sless.kube5s.ru',
-      version: 'v1alpha1',
-      namespace: kit.ns,
-      plural: 'functionrepositories',
-      name: 'site',
-      body: [{ op: 'add', path: '/metadata/annotations', value: { 'sless.kube5s.ru/requestedAt': at } }],
-    });
+    await patchCustom(kit, 'functionrepositories', 'site', [{ op: 'add', path: '/metadata/annotations', value: { 'sless.kube5s.ru/requestedAt': at } }]);
     const from = proxy.requests.length;
     await kit.startController(proxy.kubeConfig());
     await eventually(async () => assert.equal((await kit.getRepository('site')).status?.lastHandledRequestedAt, at), { timeoutMs: 30_000 });

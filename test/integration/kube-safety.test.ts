@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { rm } from 'node:fs/promises';
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import { eventually } from '../helpers/kube.ts';
-import { conditionOf, core, customApi, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { conditionOf, core, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 describe('kube controller: sync safety', () => {
   let kit: Kit;
@@ -89,14 +89,7 @@ describe('kube controller: sync safety', () => {
   });
 
   it('does not sync while suspended', async () => {
-    await customApi(kit.kc).patchNamespacedCustomObject({
-      group: 'sless.kube5s.ru',
-      version: 'v1alpha1',
-      namespace: kit.ns,
-      plural: 'functionrepositories',
-      name: 'safe',
-      body: [{ op: 'add', path: '/spec/suspend', value: true }],
-    });
+    await patchCustom(kit, 'functionrepositories', 'safe', [{ op: 'add', path: '/spec/suspend', value: true }]);
     await eventually(async () => assert.equal(conditionOf(await kit.getRepository('safe'))?.reason, 'Suspended'));
     const before = (await kit.getRepository('safe')).status?.revision;
     await kit.clone.write(nodeFunction('gamma'));

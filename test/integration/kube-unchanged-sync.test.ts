@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually } from '../helpers/kube.ts';
-import { customApi, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 const UNCHANGED = 'sless_repository_syncs_unchanged_total';
 
@@ -47,14 +47,7 @@ describe('a no-change sync stops after ls-remote', () => {
   });
 
   it('a Function edited by hand is put back by the next requested sync (its generation changed)', async () => {
-    await customApi(kit.kc).patchNamespacedCustomObject({
-      group: 'sless.kube5s.ru',
-      version: 'v1alpha1',
-      namespace: kit.ns,
-      plural: 'functions',
-      name: 'same',
-      body: [{ op: 'replace', path: '/spec/memoryMB', value: 512 }],
-    });
+    await patchCustom(kit, 'functions', 'same', [{ op: 'replace', path: '/spec/memoryMB', value: 512 }]);
     await eventually(async () => assert.equal((await kit.getFunction('same'))?.spec?.memoryMB, 512));
     await new Promise((r) => setTimeout(r, 500)); // the controller's cache sees the edit
     await requestSync();
@@ -70,14 +63,7 @@ describe('a no-change sync stops after ls-remote', () => {
   });
 
   it('a spec change of the repository syncs in full: a path with no functions is refused, nothing pruned', async () => {
-    await customApi(kit.kc).patchNamespacedCustomObject({
-      group: 'sless.kube5s.ru',
-      version: 'v1alpha1',
-      namespace: kit.ns,
-      plural: 'functionrepositories',
-      name: 'same',
-      body: [{ op: 'add', path: '/spec/path', value: 'nowhere' }],
-    });
+    await patchCustom(kit, 'functionrepositories', 'same', [{ op: 'add', path: '/spec/path', value: 'nowhere' }]);
     await eventually(
       async () => {
         const repo = await kit.getRepository('same');

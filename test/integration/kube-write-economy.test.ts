@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
 import { eventually, markJobSucceeded } from '../helpers/kube.ts';
-import { core, customApi, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
+import { core, DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n';
 const WRITES = /^(apply:|status:|event$|createIfAbsent$|mergePatch$|delete$)/;
@@ -157,9 +157,7 @@ describe('kube controller: one write per change', () => {
       return patch(kind, ns, name, status);
     };
     const at = new Date().toISOString();
-    await customApi(kit.kc).patchNamespacedCustomObject(
-      { group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functionrepositories', name: 'economy', body: [{ op: 'add', path: '/metadata/annotations', value: { 'sless.kube5s.ru/requestedAt': at } }] },
-    );
+    await patchCustom(kit, 'functionrepositories', 'economy', [{ op: 'add', path: '/metadata/annotations', value: { 'sless.kube5s.ru/requestedAt': at } }]);
     await eventually(async () => assert.equal((await kit.getRepository('economy')).status?.lastHandledRequestedAt, at), { timeoutMs: 30_000 });
     await new Promise((r) => setTimeout(r, 3_000));
     assert.deepEqual(writes(fresh.kube), { 'status:FunctionRepository': 1 }, JSON.stringify(bodies));
