@@ -19,7 +19,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } 
 import { GIT_CREDENTIALS_SECRET_TYPE } from '../../src/platform/kubernetes/objects/meta.ts';
 import type { FunctionJobResource, RepositoryResource, FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
-import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { eventually, freshNamespace, getCustom, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { s3ControllerEnv } from '../helpers/test-s3.ts';
 import { pushTestImages, type PushedImages } from '../images/images.ts';
 import { requireNode } from './node-kit.ts';
@@ -105,14 +105,7 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
     POD_NAMESPACE: buildNs,
     ...options.env,
   };
-  const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
-    try {
-      return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, name })) as T;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return undefined;
-      throw err;
-    }
-  };
+  const get = <T>(plural: string, name: string): Promise<T | undefined> => getCustom<T>(custom, ns, plural, name);
 
   const kit: NodeKit = {
     kc,

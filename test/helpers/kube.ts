@@ -36,10 +36,21 @@ import {
   CoreV1Api,
   KubeConfig,
   PatchStrategy,
+  type CustomObjectsApi,
   setHeaderOptions,
   type V1Job,
   type V1Pod,
 } from '@kubernetes/client-node';
+
+/** The sless object `plural`/`name` in `namespace`, or undefined when there is none (404). */
+export async function getCustom<T>(custom: CustomObjectsApi, namespace: string, plural: string, name: string): Promise<T | undefined> {
+  try {
+    return (await custom.getNamespacedCustomObject({ group: 'sless.kube5s.ru', version: 'v1alpha1', namespace, plural, name })) as T;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
 
 export function testKubeConfig(): KubeConfig {
   const file = process.env.SLESS_TEST_KUBECONFIG;

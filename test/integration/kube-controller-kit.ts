@@ -16,7 +16,7 @@ import type { ControllerSettings } from '../../src/platform/kubernetes/settings.
 import { createMemoryBuildLog } from '../../src/store/memory-log.ts';
 import type { BuildLog } from '../../src/store/types.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
-import { controllersRunning, eventually, freshNamespace, markDeploymentAvailable, markPodsReady, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { controllersRunning, eventually, freshNamespace, getCustom, markDeploymentAvailable, markPodsReady, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { sharedS3, type S3Access } from '../helpers/test-s3.ts';
 
 const GROUP = 'sless.kube5s.ru';
@@ -101,14 +101,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     // kube-fair-shares sets the production default.
     limits: { buildsPerNamespace: 1000, ...overrides.limits },
   };
-  const get = async <T>(plural: string, name: string): Promise<T | undefined> => {
-    try {
-      return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, name })) as T;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return undefined;
-      throw err;
-    }
-  };
+  const get = <T>(plural: string, name: string): Promise<T | undefined> => getCustom<T>(custom, ns, plural, name);
   const kit: Kit = {
     kc,
     ns,
