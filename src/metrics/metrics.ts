@@ -2,6 +2,7 @@
 // createMetrics is idempotent per registry (prom-client refuses to register a name twice), so every
 // component can call it with the registry it was given.
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { CompactHistogram, type LabeledHistogram } from './compact-histogram.ts';
 
 export interface Metrics {
   /** /fn calls, labels namespace, function, status_class (2xx..5xx). */
@@ -16,8 +17,8 @@ export interface Metrics {
   readonly buildLogDropped: Counter<'reason'>;
   /** For the sync code: one observation per repository sync. */
   readonly syncDuration: Histogram<'namespace' | 'repository' | 'outcome'>;
-  /** For the build code: one observation per image build. */
-  readonly buildDuration: Histogram<'namespace' | 'function' | 'outcome'>;
+  /** For the build code: one observation per image build; one series per function (compact-histogram.ts: ~15 KB each in prom-client's). */
+  readonly buildDuration: LabeledHistogram<'namespace' | 'function' | 'outcome'>;
 }
 
 const cache = new WeakMap<Registry, Metrics>();
@@ -71,13 +72,13 @@ export function createMetrics(registry: Registry): Metrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers,
     }),
-    buildDuration: new Histogram({
-      name: 'sless_build_duration_seconds',
-      help: 'Duration of one function image build',
-      labelNames: ['namespace', 'function', 'outcome'],
-      buckets: [1, 5, 10, 30, 60, 120, 300, 600, 1200],
+    buildDuration: new CompactHistogram(
+      'sless_build_duration_seconds',
+      'Duration of one function image build',
+      ['namespace', 'function', 'outcome'],
+      [1, 5, 10, 30, 60, 120, 300, 600, 1200],
       registers,
-    }),
+    ),
   };
   cache.set(registry, metrics);
   return metrics;
