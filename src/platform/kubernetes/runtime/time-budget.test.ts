@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import PQueue from 'p-queue';
 import { FakeTimers } from './fake-timers.ts';
-import { TimeBudget } from './time-budget.ts';
+import { RunMeter, TimeBudget } from './time-budget.ts';
 import { WorkQueue } from './work-queue.ts';
 
 describe('TimeBudget: run time one group may use', () => {
@@ -88,5 +88,20 @@ describe('WorkQueue with a time budget', () => {
   it('never holds back another repository for the noisy one’s debt', async () => {
     const { victim } = await pushEvery200ms(0.1);
     assert.ok(victim !== undefined && victim <= 30_200, `the other repository's sync started at ${victim} ms, added at 30000`);
+  });
+});
+
+describe('RunMeter: what a run costs its group', () => {
+  it('charges a lone run its wall time, and a run beside another tenant’s two runs a third of it', () => {
+    const m = new RunMeter();
+    m.start('victim/app', 'victim', 0);
+    assert.equal(m.end('victim/app', 1_000), 1_000);
+    m.start('abuser/a', 'abuser', 1_000);
+    m.start('abuser/b', 'abuser', 1_000);
+    m.start('victim/app', 'victim', 1_000);
+    assert.equal(m.end('victim/app', 4_000), 1_000, 'three times as long beside two runs of another tenant: charged as one lone second');
+    // The abuser's runs side by side do not discount each other; the victim's beside them does, a little.
+    assert.equal(m.end('abuser/a', 5_000), 3_000 / 2 + 1_000);
+    assert.equal(m.end('abuser/b', 5_000), 3_000 / 2 + 1_000);
   });
 });

@@ -59,3 +59,36 @@ export class TimeBudget {
     return balance;
   }
 }
+
+/**
+ * What a run costs its group: its wall time, less what other tenants' runs beside it added (each moment
+ * of it counts 1 / (1 + runs of other tenants then)). On shared cores a sync beside two of another
+ * tenant's runs takes about three times as long; the victim of a noisy tenant is not charged for that
+ * slowness, the noisy tenant's own runs side by side are (they do not discount each other).
+ */
+export class RunMeter {
+  private readonly runs = new Map<string, { readonly tenant: string; charged: number }>();
+  private last = 0;
+
+  start(id: string, tenant: string, now: number): void {
+    this.settle(now);
+    this.runs.set(id, { tenant, charged: 0 });
+  }
+
+  /** The run's cost in ms, and it is forgotten. */
+  end(id: string, now: number): number {
+    this.settle(now);
+    const run = this.runs.get(id);
+    this.runs.delete(id);
+    return run?.charged ?? 0;
+  }
+
+  private settle(now: number): void {
+    const dt = Math.max(0, now - this.last);
+    this.last = now;
+    if (dt === 0 || this.runs.size === 0) return;
+    const perTenant = new Map<string, number>();
+    for (const r of this.runs.values()) perTenant.set(r.tenant, (perTenant.get(r.tenant) ?? 0) + 1);
+    for (const r of this.runs.values()) r.charged += dt / (1 + this.runs.size - (perTenant.get(r.tenant) ?? 0));
+  }
+}

@@ -7,11 +7,12 @@
 // never holds every slot of the pool. Urgent keys (`urgentOf`: a sync request that names a new head) wait in
 // lanes of their own, taken before the others' (namespaces take turns there too, and the cap holds): a
 // webhook's push does not wait behind a hundred routine resyncs. With a `budget` (time-budget.ts), a group
-// whose runs kept the controller busy more than its share waits before its next run, and what is added
-// meanwhile folds into that one run. The pool runs anonymous turns, each picks the next key.
+// whose runs kept the controller busy more than its share waits before its next run (a run costs its
+// wall time less what other tenants' runs beside it added: RunMeter), and what is added meanwhile folds
+// into that one run. The pool runs anonymous turns, each picks the next key.
 import type PQueue from 'p-queue';
 import { FairLanes, tenantOf } from './fair-lanes.ts';
-import type { TimeBudget } from './time-budget.ts';
+import { RunMeter, type TimeBudget } from './time-budget.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
 export interface HandlerResult {
@@ -55,6 +56,8 @@ export class WorkQueue {
   private readonly queuedAs = new Map<string, { readonly group: string; urgent: boolean }>();
   /** Turns that found only namespaces at their cap: given back to the pool as a run ends. */
   private parked = 0;
+  /** What each run costs its group's budget (its wall time less what other tenants' runs beside it added). */
+  private readonly meter = new RunMeter();
   private readonly timers: Timers;
   private stopped = false;
 
@@ -145,7 +148,7 @@ export class WorkQueue {
     this.queuedAs.delete(key);
     this.running.set(ns, busy(ns) + 1);
     try {
-      await this.run(key);
+      await this.run(key, ns);
     } finally {
       const left = busy(ns) - 1;
       if (left > 0) this.running.set(ns, left);
@@ -157,14 +160,14 @@ export class WorkQueue {
     }
   }
 
-  private async run(key: string): Promise<void> {
+  private async run(key: string, tenant: string): Promise<void> {
     if (this.stopped) {
       this.state.delete(key);
       return;
     }
     this.state.set(key, 'running');
     let retryIn: number | undefined;
-    const started = this.timers.now();
+    if (this.opts.budget) this.meter.start(key, tenant, this.timers.now());
     try {
       const result = await this.opts.handler(key);
       this.failures.delete(key);
@@ -176,8 +179,10 @@ export class WorkQueue {
       retryIn = backoffDelay(attempt, baseMs, maxMs);
       this.opts.onError?.(key, err, retryIn);
     }
-    const ended = this.timers.now();
-    this.opts.budget?.charge(this.opts.groupOf?.(key) ?? namespaceOf(key), ended - started, ended);
+    if (this.opts.budget) {
+      const ended = this.timers.now();
+      this.opts.budget.charge(this.opts.groupOf?.(key) ?? namespaceOf(key), this.meter.end(key, ended), ended);
+    }
     const dirty = this.state.get(key) === 'dirty';
     this.state.delete(key);
     this.report();
