@@ -98,6 +98,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     limits: {
       functionsPerNamespace: config.maxFunctionsPerNamespace,
       buildsPerNamespace: config.maxBuildsPerNamespace,
+      syncShare: config.syncShare,
       ...(config.maxSyncsPerNamespace ? { syncsPerNamespace: config.maxSyncsPerNamespace } : {}),
     },
     ...(config.imagePullSecrets?.length ? { imagePullSecrets: config.imagePullSecrets } : {}),

@@ -11,6 +11,7 @@ import {
   DEFAULT_RECONCILE_CONCURRENCY,
   DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
   DEFAULT_MIN_INTERVAL_MS,
+  DEFAULT_SYNC_SHARE,
 } from '../platform/kubernetes/settings.ts';
 import { DEFAULT_MAX_FETCH_BYTES } from '../source/git-http.ts';
 import { duration, type SettingSpec } from './resolve-settings.ts';
@@ -74,6 +75,12 @@ export const controllerTuningSpecs = {
     schema: positive,
     default: DEFAULT_BUILDS_PER_NAMESPACE,
     describe: 'most build Jobs of one namespace running at once; more wait (Building, BuildQueued) for one of its own to end',
+  },
+  syncShare: {
+    env: 'SLESS_SYNC_SHARE',
+    schema: z.coerce.number().gt(0),
+    default: DEFAULT_SYNC_SHARE,
+    describe: "share of the time one repository's syncs may keep the controller busy (0.1: after a 3 s burst, a sync that ran d waits 10 d); 1 turns it off",
   },
   minInterval: { env: 'SLESS_MIN_INTERVAL', schema: duration, default: DEFAULT_MIN_INTERVAL_MS, describe: 'shortest spec.interval honoured (shorter ones are raised to it)' },
   imagePullSecrets: { env: 'SLESS_IMAGE_PULL_SECRETS', schema: list, describe: 'Secrets (in each function namespace) function pods pull their image with, comma-separated' },

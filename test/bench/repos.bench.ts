@@ -4,9 +4,10 @@
 // R FunctionRepositories with N/R functions each (scale-bench.ts) under a real `sless controller`:
 //   - steady state: from creating the repositories to every Function Ready and every repository Ready;
 //   - one push among busy repositories: a code change in one function of repository 0 → that Function's
-//     new codeHash, its sync requested as a webhook does. Baseline from the same run: the same push
-//     while no other repository syncs ("single repository"); then with a sync of every other repository
-//     requested just before it (they are busy when the push arrives). Median of --rounds each, and the ratio.
+//     new codeHash, its sync requested as a push webhook does (naming the pushed head). Baseline from the
+//     same run: the same push while no other repository syncs ("single repository"); then with a sync of
+//     every other repository requested just before it, without a head (routine syncs: they are busy when
+//     the push arrives). Median of --rounds each, and the ratio.
 import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
 import { procStatus } from './controller-bench-kit.ts';
@@ -52,12 +53,12 @@ runBench(async (life) => {
     const name = functionName(target.first);
     const oldHash = (await bench.getFunction(name)).spec?.codeHash;
     await target.clone.write(functionFiles(target.first, ++variant));
-    await target.clone.commitAndPush(`change ${name}`);
+    const head = await target.clone.commitAndPush(`change ${name}`);
     const at = new Date().toISOString();
     // The others first: they are busy when the push arrives.
     if (busy) await Promise.all(bench.repos.slice(1).map((r) => bench.requestSync(r.name, at)));
     const t = Date.now();
-    await bench.requestSync(target.name, at);
+    await bench.requestSync(target.name, at, head);
     for (;;) {
       const hash = (await bench.getFunction(name)).spec?.codeHash;
       if (hash && hash !== oldHash) return Date.now() - t;

@@ -172,10 +172,17 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     ((await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functions' })) as { items: FunctionResource[] }).items;
   const getFunction = async (name: string) =>
     (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functions', name })) as FunctionResource;
-  /** Asks for a sync as a webhook does (the requestedAt annotation). */
-  const requestSync = (name: string, at: string) =>
+  /** Asks for a sync as /hooks does: the requestedAt annotation, and a push webhook's head (requestedRevision) when given. */
+  const requestSync = (name: string, at: string, head?: string) =>
     custom.patchNamespacedCustomObject(
-      { group: GROUP, version: VERSION, namespace: ns.name, plural: 'functionrepositories', name, body: { metadata: { annotations: { [`${GROUP}/requestedAt`]: at } } } },
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns.name,
+        plural: 'functionrepositories',
+        name,
+        body: { metadata: { annotations: { [`${GROUP}/requestedAt`]: at, [`${GROUP}/requestedRevision`]: head ?? null } } },
+      },
       mergePatch,
     );
   /** Waits until the repository's status says it handled the sync request `at`; answers ms since `since`. */

@@ -97,9 +97,9 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     // The git server of the tests listens on loopback, which the controller refuses unless allowed.
     ...overrides,
     git: { allowedHosts: [new URL(repo.url).host], ...overrides.git },
-    // Suites start more builds in one namespace than production allows at once (kube-builds: twenty);
-    // kube-fair-shares sets the production default.
-    limits: { buildsPerNamespace: 1000, ...overrides.limits },
+    // Suites start more builds in one namespace than production allows at once (kube-builds: twenty)
+    // and sync more often than production lets one repository (its sync share): no waits but the tests'.
+    limits: { buildsPerNamespace: 1000, syncShare: 1, ...overrides.limits },
   };
   const get = <T>(plural: string, name: string): Promise<T | undefined> => getCustom<T>(custom, ns, plural, name);
   const kit: Kit = {

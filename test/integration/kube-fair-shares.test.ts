@@ -14,7 +14,7 @@ import { Registry } from 'prom-client';
 import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { GROUP, VERSION } from '../../src/platform/kubernetes/crd-types.ts';
-import { DEFAULT_BUILDS_PER_NAMESPACE } from '../../src/platform/kubernetes/settings.ts';
+import { DEFAULT_BUILDS_PER_NAMESPACE, DEFAULT_SYNC_SHARE } from '../../src/platform/kubernetes/settings.ts';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import { PlatformError } from '../../src/platform/types.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store/memory-log.ts';
@@ -83,8 +83,8 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
   let abuserNs = '';
   const abuserClones: WorkClone[] = [];
   before(async () => {
-    // Production's share of builds (the kit lifts it for suites that build many functions at once).
-    kit = await setupKit('kube-abuse', undefined, { limits: { buildsPerNamespace: DEFAULT_BUILDS_PER_NAMESPACE } });
+    // Production's share of builds and of sync time (the kit lifts them for suites that build or push a lot).
+    kit = await setupKit('kube-abuse', undefined, { limits: { buildsPerNamespace: DEFAULT_BUILDS_PER_NAMESPACE, syncShare: DEFAULT_SYNC_SHARE } });
     abuserNs = await kit.addNamespace('kube-abuse-abuser');
     const core = kit.kc.makeApiClient(CoreV1Api);
     for (const namespace of [kit.ns, abuserNs]) {
@@ -286,13 +286,13 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     const waited = (r: Round) => Math.max(0, r.synced - r.hook - r.syncRun);
     t.diagnostic(`victim's wait for a sync slot, median: ${median(quiet.map(waited))} ms without, ${median(loud.map(waited))} ms with the abuser`);
     assert.ok(median(loud.map(waited)) <= QUEUE_WAIT_BOUND_MS, `the victim's sync waited ${median(loud.map(waited))} ms (median) for a slot while the abuser flooded`);
-    // NOT asserted: the goal, median with the abuser <= 1.2x the median without. The victim's syncs *run*
-    // slower while the abuser's run (this run: 1.6 s -> 6.4 s for its sync, 0.2 s waiting either way): the
-    // abuser keeps one sync running all the time (5 changed functions every push: tarballs, uploads,
-    // applies, then Function reconciles), and this process's CPU, the API server, the git server and
-    // SeaweedFS are shared on 2 cores, which no queue decides. Ratios of medians measured: 4.3x, 1.34x
-    // (earlier session), 2.29x (3 rounds) and 1.46x (5 rounds, after no-change syncs stop after
-    // ls-remote), at load average 11-15. Issue 11 item 5 stays open until the bound holds reliably.
+    // NOT asserted: the goal, median with the abuser <= 1.2x the median without. The sync share
+    // (SLESS_SYNC_SHARE, production's default here) folds the abuser's pushes (22 syncs running 77 s of
+    // 44 s before, 4 running 3.6 s of 16 s with it) and took the ratio from 2.99x (load average 7.8) to
+    // 1.40x (load average 3.1); the victim's sync still runs slower beside the flood (0.12 -> 0.63 s):
+    // the flood's clients and the ~300 refused requests a second share this process's event loop with
+    // the controller, and the API server, the git server and SeaweedFS share 2 cores, which no queue
+    // decides. Issue 11 item 5 stays open until the bound holds reliably.
   });
 });
 

@@ -27,8 +27,20 @@ import { TenantAccess } from './tenant-access.ts';
 import type { InformerEvent } from './runtime/resilient-informer.ts';
 import { reuseConnections } from './runtime/reuse-connections.ts';
 import type { Timers } from './runtime/timers.ts';
+import { TimeBudget } from './runtime/time-budget.ts';
 import { WorkQueue } from './runtime/work-queue.ts';
-import { DEFAULT_FUNCTION_RECONCILE_CONCURRENCY, DEFAULT_RECONCILE_CONCURRENCY, DEFAULT_SYNC_CONCURRENCY, defaultSyncsPerNamespace, LEGACY_BUILD_S3_SECRET, type ControllerSettings } from './settings.ts';
+import { announcesNewHead } from './reconcilers/sync-hint.ts';
+import {
+  DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
+  DEFAULT_RECONCILE_CONCURRENCY,
+  DEFAULT_SYNC_CONCURRENCY,
+  DEFAULT_SYNC_SHARE,
+  defaultSyncsPerNamespace,
+  LEGACY_BUILD_S3_SECRET,
+  SYNC_BURST_MS,
+  SYNC_WAIT_MAX_MS,
+  type ControllerSettings,
+} from './settings.ts';
 
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
@@ -155,12 +167,18 @@ export class Controller {
       builds: new PQueue({ concurrency: c.builds ?? DEFAULT_FUNCTION_RECONCILE_CONCURRENCY }),
       other: new PQueue({ concurrency: c.reconciles ?? DEFAULT_RECONCILE_CONCURRENCY }),
     });
-    const queue = (kind: SlessKind, pool: PQueue, handler: (key: string) => Promise<unknown>, groupOf: (key: string) => string, maxRunningPerNamespace?: number) =>
+    const queue = (
+      kind: SlessKind,
+      pool: PQueue,
+      handler: (key: string) => Promise<unknown>,
+      groupOf: (key: string) => string,
+      fairness: { maxRunningPerNamespace?: number; urgentOf?: (key: string) => boolean; budget?: TimeBudget } = {},
+    ) =>
       new WorkQueue({
         name: kind,
         pool,
         groupOf,
-        ...(maxRunningPerNamespace ? { maxRunningPerNamespace } : {}),
+        ...fairness,
         ...(opts.backoff ? { backoff: opts.backoff } : {}),
         ...(opts.timers ? { timers: opts.timers } : {}),
         handler: async (key) => {
@@ -188,7 +206,12 @@ export class Controller {
         pools.syncs,
         (k) => this.repositoryReconciler.reconcile(k),
         (k) => `${splitKey(k).namespace}/${splitKey(k).name}`,
-        settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(pools.syncs.concurrency),
+        {
+          maxRunningPerNamespace: settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(pools.syncs.concurrency),
+          // A webhook's push goes before routine resyncs; a repository syncing all the time waits its turn.
+          urgentOf: (k) => announcesNewHead(caches.repositories.get(splitKey(k).name, splitKey(k).namespace)),
+          budget: new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS }),
+        },
       ),
       Function: queue('Function', pools.builds, (k) => functions.reconcile(k), (k) => repositoryGroup(k, caches.functions)),
       Trigger: queue('Trigger', pools.other, (k) => triggers.reconcile(k), (k) => repositoryGroup(k, caches.triggers)),

@@ -88,6 +88,8 @@ export interface TenantLimits {
   readonly syncsPerNamespace?: number;
   /** Most build Jobs of one namespace running at once; default DEFAULT_BUILDS_PER_NAMESPACE. */
   readonly buildsPerNamespace?: number;
+  /** Share of the time one repository's syncs may keep the controller busy; default DEFAULT_SYNC_SHARE (1: no limit). */
+  readonly syncShare?: number;
 }
 
 /**
@@ -111,6 +113,18 @@ export function defaultSyncsPerNamespace(syncs: number): number {
   return Math.max(1, Math.floor(syncs / 2));
 }
 
+
+/**
+ * One repository's syncs keep the controller busy at most this share of the time on average
+ * (runtime/time-budget.ts, per repository): a sync that ran d ms is paid back over d / share ms before
+ * the repository's next sync starts, with SYNC_BURST_MS banked by a quiet repository (it never waits)
+ * and SYNC_WAIT_MAX_MS the longest wait. A repository pushed every second then syncs about once per
+ * 10 x its sync time, its pushes folded into that sync, and leaves the CPU it shares (2 cores: the
+ * controller, the API server, git, S3) to the other tenants (kube-fair-shares.test.ts).
+ */
+export const DEFAULT_SYNC_SHARE = 0.1;
+export const SYNC_BURST_MS = 3_000;
+export const SYNC_WAIT_MAX_MS = 30_000;
 
 export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
 export const DEFAULT_MIN_INTERVAL_MS = 10_000;
