@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BUILD_CONTAINERS } from '../../src/platform/kubernetes/objects/build-job.ts';
-import { readyAfterOneBuild } from './node-kit.ts';
+import { describeServing, readyAfterOneBuild } from './node-kit.ts';
 import { setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 describe('a Node.js function without dependencies, built by kaniko (SLESS_LAYER_BUILDS=0)', { timeout: 900_000 }, () => {
@@ -37,7 +37,7 @@ describe('a Node.js function without dependencies, built by kaniko (SLESS_LAYER_
 
     const res = await kit.callFn('hello', { method: 'POST', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json' } });
     const text = await res.text();
-    assert.equal(res.status, 200, `/fn answered ${res.status} ${text}`);
+    if (res.status !== 200) assert.fail(`/fn answered ${res.status} ${text}\n${await describeServing(kit, 'hello', res)}`);
     assert.deepEqual(JSON.parse(text), { built: 'kaniko', echo: { n: 1 } });
   });
 });

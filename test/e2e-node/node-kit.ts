@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BatchV1Api, CoreV1Api, type KubeConfig, type V1PodSpec } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1PodSpec } from '@kubernetes/client-node';
 import { eventually } from '../helpers/kube.ts';
 import type { NodeKit } from './sless-kit.ts';
 
@@ -126,4 +126,36 @@ export async function readyAfterOneBuild(kit: NodeKit, name: string): Promise<{ 
   assert.equal(jobs.length, 1, 'one build Job');
   assert.equal(jobs[0]!.status?.succeeded, 1);
   return { imageRef, pod: jobs[0]!.spec?.template.spec };
+}
+
+/**
+ * What a test needs to say where a call to `/fn/{ns}/{name}` went when it did not answer as expected:
+ * the response's headers, the Service and its EndpointSlices, the function's pods, and the same call
+ * sent from the host straight to each pod's port (skipping kube-proxy and cluster DNS). An empty-body
+ * 404 for a Ready function was seen twice in CI and never explained; this is the evidence to keep.
+ */
+export async function describeServing(kit: NodeKit, name: string, res: Response): Promise<string> {
+  const core = kit.kc.makeApiClient(CoreV1Api);
+  const discovery = kit.kc.makeApiClient(DiscoveryV1Api);
+  const lines = [`response ${res.status} headers ${JSON.stringify(Object.fromEntries(res.headers))}`];
+  const service = await core.readNamespacedService({ namespace: kit.ns, name }).catch((e: unknown) => String(e));
+  lines.push(typeof service === 'string' ? `Service: ${service}` : `Service clusterIP ${service.spec?.clusterIP} ports ${JSON.stringify(service.spec?.ports)}`);
+  const slices = await discovery.listNamespacedEndpointSlice({ namespace: kit.ns, labelSelector: `kubernetes.io/service-name=${name}` }).catch(() => ({ items: [] }));
+  for (const s of slices.items) lines.push(`EndpointSlice ${s.metadata?.name}: ${JSON.stringify(s.endpoints?.map((e) => ({ addresses: e.addresses, conditions: e.conditions })))} ports ${JSON.stringify(s.ports)}`);
+  const pods = await core.listNamespacedPod({ namespace: kit.ns, labelSelector: `sless.kube5s.ru/function=${name}` }).catch(() => ({ items: [] }));
+  for (const p of pods.items) {
+    const ready = p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const port = p.spec?.containers[0]?.ports?.[0]?.containerPort ?? 8080;
+    let direct: string;
+    try {
+      const r = await fetch(`http://${p.status?.podIP}:${port}/`, { signal: AbortSignal.timeout(5_000) });
+      direct = `${r.status} ${(await r.text()).slice(0, 200)}`;
+    } catch (e) {
+      direct = String(e);
+    }
+    lines.push(`pod ${p.metadata?.name} ip ${p.status?.podIP} ready ${ready} image ${p.spec?.containers[0]?.image}; GET straight to ${p.status?.podIP}:${port}: ${direct}`);
+  }
+  const again = await kit.callFn(name).then(async (r) => `${r.status} ${(await r.text()).slice(0, 200)}`, (e: unknown) => String(e));
+  lines.push(`the same call again through /fn: ${again}`);
+  return lines.join('\n');
 }

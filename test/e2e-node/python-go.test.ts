@@ -4,7 +4,7 @@
 // layer from kaniko's cache: pip does not run a second time.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { requireNode, startWheelIndex } from './node-kit.ts';
+import { describeServing, requireNode, startWheelIndex } from './node-kit.ts';
 import { podLogs, setupNodeKit, type NodeKit } from './sless-kit.ts';
 
 const pyHandler = (version: string): string =>
@@ -61,7 +61,7 @@ describe('Python and Go functions on the real node', { timeout: 900_000 }, () =>
     const text = await res.text();
     const logs = await buildLogs('pyhello');
     const why = `Function status: ${JSON.stringify(fn.status)}\n${logs.length} build Job(s); the first one's log tail:\n${(logs[0] ?? '').slice(-4000)}`;
-    assert.equal(res.status, 200, `/fn answered ${res.status} ${text}\n${why}`);
+    if (res.status !== 200) assert.fail(`/fn answered ${res.status} ${text}\n${await describeServing(kit, 'pyhello', res)}\n${why}`);
     assert.deepEqual(JSON.parse(text), { size: '1.0 MB', version: 'v1' }, why);
     assert.match(logs[0] ?? '', /Successfully installed humanize-4\.9\.0/, `pip installed the dependency in the first build\n${why}`);
   });
@@ -69,8 +69,9 @@ describe('Python and Go functions on the real node', { timeout: 900_000 }, () =>
   it('compiles and serves the Go function', async () => {
     await kit.waitFunction('gohello', (f) => f.status?.phase === 'Ready');
     const res = await kit.callFn('gohello');
-    assert.equal(res.status, 200, await res.clone().text());
-    const body = (await res.json()) as { lang: string; go: string };
+    const text = await res.text();
+    if (res.status !== 200) assert.fail(`/fn answered ${res.status} ${text}\n${await describeServing(kit, 'gohello', res)}`);
+    const body = JSON.parse(text) as { lang: string; go: string };
     assert.equal(body.lang, 'go');
     assert.match(body.go, /^go1\.23/);
   });
