@@ -2,6 +2,7 @@
 // cluster DNS, ServiceAccount tokens, the API server's Service and the host's test servers work
 // from inside a pod; a pod's log is its real output.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
@@ -74,6 +75,33 @@ describe('the real node', () => {
       { timeoutMs: 30_000, intervalMs: 500 },
     );
     assert.equal(body.trim(), `hello from ${pod.metadata!.name}`);
+  });
+
+  // A Service address kube-proxy has not programmed (a new Service for a moment, a free one for good) must
+  // be refused as one without endpoints is, never answered by whatever lies beyond the node: this
+  // machine's gateway answers any TCP connection (HTTP 404, empty body, `server: keryx`), which /fn
+  // once passed on as a Ready Go function's answer.
+  it('refuses a Service address that no Service holds, on the host and from a pod', async () => {
+    const used = new Set((await core.listServiceForAllNamespaces()).items.map((s) => s.spec?.clusterIP));
+    const free = [...Array(40).keys()].map((i) => `10.0.0.${250 - i}`).find((a) => !used.has(a));
+    assert.ok(free, 'a free address in the Service subnet');
+    const fromHost = await new Promise<string>((resolve) => {
+      const socket = net.connect({ host: free, port: 80, timeout: 5_000 });
+      socket.once('connect', () => {
+        socket.write(`GET / HTTP/1.1\r\nHost: ${free}\r\nConnection: close\r\n\r\n`);
+        let answer = '';
+        socket.on('data', (b: Buffer) => (answer += b.toString()));
+        socket.once('close', () => resolve(`connected; it answered ${JSON.stringify(answer.slice(0, 300))}`));
+      });
+      socket.once('timeout', () => {
+        socket.destroy();
+        resolve('timed out');
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
+    assert.equal(fromHost, 'ECONNREFUSED', `the host connecting to ${free}:80`);
+    const { log } = await runScript(kc, ns.name, 'free-address', `nc -w 5 ${free} 80 </dev/null 2>&1; echo "rc $?"`);
+    assert.match(log, /Connection refused/, `a pod connecting to ${free}:80: ${log}`);
   });
 
   it('gives pods cluster DNS, a ServiceAccount token, the API server and the host test servers', async () => {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { NODE_NETWORK } from './plan.ts';
+import { NODE_NETWORK, serviceGuardScript } from './plan.ts';
 
 const run = promisify(execFile);
 
@@ -206,8 +206,14 @@ export async function removeNewNetns(before: readonly string[]): Promise<string[
   return errors;
 }
 
-/** Chains the kubelet (KUBE-FIREWALL, ...), kube-proxy (KUBE-SERVICES, ...) and CNI (CNI-...)
- * add: the jumps to them from other chains are deleted, then they are flushed and removed, in
+/** Refuses what goes to the Service subnet without kube-proxy's DNAT (plan.ts serviceGuardScript), in
+ * the backend the plain `iptables` command uses, as kube-proxy does; removeNodeChains undoes it. */
+export async function guardServiceSubnet(): Promise<void> {
+  await runWithInput('iptables-restore', ['-w', '--noflush'], serviceGuardScript());
+}
+
+/** Chains the kubelet (KUBE-FIREWALL, ...), kube-proxy (KUBE-SERVICES, ...), CNI (CNI-...) and
+ * guardServiceSubnet (SLESS-...) add: the jumps to them from other chains are deleted, then they are flushed and removed, in
  * both the nf_tables and the legacy backend. */
 export async function removeNodeChains(): Promise<string[]> {
   const errors: string[] = [];
@@ -232,7 +238,7 @@ export async function removeNodeChains(): Promise<string[]> {
   return errors;
 }
 
-const OURS = /^(KUBE-|CNI-)/;
+const OURS = /^(KUBE-|CNI-|SLESS-)/;
 
 /** iptables-restore input that removes the node's chains from one table's `iptables-save`
  * output, or '' when there is none. Pure: see host.test.ts. */

@@ -14,7 +14,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { binaryPaths, startCluster } from '../cluster.ts';
 import { freePorts, httpsOk, startProcess, waitFor, type ClusterProcess, type StartedProcess } from '../processes.ts';
 import { installKubeDns, resolvesClusterName } from './dns.ts';
-import { ensureBridge, listNetns, makeCgroupRoot, missingGlobalPaths, readSysctls } from './host.ts';
+import { ensureBridge, guardServiceSubnet, listNetns, makeCgroupRoot, missingGlobalPaths, readSysctls } from './host.ts';
 import { acquireNodeLock } from './lock.ts';
 import {
   AUTH_REGISTRY_USER,
@@ -94,7 +94,7 @@ export function nodeBinaryPaths(): NodeBinaries {
   };
 }
 
-const HOST_COMMANDS = ['/usr/bin/containerd', '/usr/bin/containerd-shim-runc-v2', '/usr/bin/ctr', '/usr/sbin/runc', '/usr/bin/docker-registry', '/usr/lib/cni/bridge', '/usr/lib/cni/host-local', '/usr/lib/cni/loopback', '/usr/lib/cni/portmap'];
+const HOST_COMMANDS = ['/usr/bin/containerd', '/usr/bin/containerd-shim-runc-v2', '/usr/bin/ctr', '/usr/sbin/runc', '/usr/bin/docker-registry', '/usr/lib/cni/bridge', '/usr/lib/cni/host-local', '/usr/lib/cni/loopback', '/usr/lib/cni/portmap', '/usr/sbin/iptables-restore'];
 
 async function checkInstalled(bins: NodeBinaries): Promise<void> {
   const control = binaryPaths();
@@ -213,6 +213,8 @@ export async function startNodeCluster(options: NodeClusterOptions): Promise<Nod
         '--profiling=false',
       ]),
     );
+    // Before kube-proxy: a Service address it has not programmed yet is refused, not sent to the gateway.
+    await guardServiceSubnet();
     await track(
       startProcess('kube-proxy', bins.kubeProxy, logDir, [
         `--kubeconfig=${cluster.kubeconfigPath}`,

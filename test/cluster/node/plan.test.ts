@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { chainCleanupScript } from './host.ts';
-import { NODE_NETWORK, cniConfList, containerdConfig, kubeletConfig, registryConfig, type NodePaths } from './plan.ts';
+import { NODE_NETWORK, SERVICE_GUARD_CHAIN, cniConfList, containerdConfig, kubeletConfig, registryConfig, serviceGuardScript, type NodePaths } from './plan.ts';
 
 const paths: NodePaths = {
   dir: '/tmp/n',
@@ -92,5 +92,29 @@ describe('iptables cleanup', () => {
 
   it('has nothing to do in a table without node chains', () => {
     assert.equal(chainCleanupScript('filter', '*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n'), '');
+  });
+});
+
+describe('the Service subnet guard', () => {
+  const script = serviceGuardScript();
+  const lines = script.split('\n');
+
+  it('refuses, from the host (OUTPUT) and from pods (FORWARD), what still goes to a Service address after kube-proxy\'s DNAT', () => {
+    assert.equal(lines[0], '*filter');
+    assert.ok(lines.includes(`:${SERVICE_GUARD_CHAIN} - [0:0]`));
+    assert.ok(lines.includes(`-A ${SERVICE_GUARD_CHAIN} -j REJECT --reject-with icmp-port-unreachable`));
+    for (const chain of ['OUTPUT', 'FORWARD']) {
+      const jump = lines.find((l) => l.startsWith(`-I ${chain} 1 `));
+      assert.ok(jump, `a jump from ${chain}`);
+      assert.match(jump, new RegExp(`-d ${NODE_NETWORK.serviceSubnet.replace('.', '\\.')} .*-j ${SERVICE_GUARD_CHAIN}$`));
+    }
+    assert.equal(lines.at(-2), 'COMMIT');
+  });
+
+  it('is undone by the node teardown', () => {
+    const saved = ['*filter', ':OUTPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ...lines.slice(1, -2).map((l) => l.replace(/^-I (\S+) 1 /, '-A $1 ')), 'COMMIT'].join('\n');
+    const cleanup = chainCleanupScript('filter', saved).split('\n');
+    assert.equal(cleanup.filter((l) => l.startsWith('-D OUTPUT ') || l.startsWith('-D FORWARD ')).length, 2);
+    assert.ok(cleanup.includes(`-X ${SERVICE_GUARD_CHAIN}`));
   });
 });

@@ -245,3 +245,20 @@ export function corefile(kubeconfig: string, healthPort: number, readyPort: numb
 function toml(value: string): string {
   return JSON.stringify(value);
 }
+
+/** The filter-table chain that refuses traffic to the Service subnet that kube-proxy did not DNAT. */
+export const SERVICE_GUARD_CHAIN = 'SLESS-SERVICE-GUARD';
+
+/**
+ * `iptables-restore --noflush` input: a connection to an address of the Service subnet that kube-proxy
+ * has not programmed (yet: it lags a new Service by a moment, more under load) is refused, as kube-proxy
+ * itself refuses a Service without endpoints. Without it the host has no route for the subnet but the
+ * default one, and this machine's gateway answers any TCP connection there (`HTTP/1.1 404`, empty
+ * body, `server: keryx`): /fn read that as the function's answer right after Ready. kube-proxy's DNAT
+ * (nat table) runs before the filter table on OUTPUT and PREROUTING, so what still has a Service
+ * address here was not translated. FORWARD covers the pods, OUTPUT the host (the controller processes).
+ */
+export function serviceGuardScript(): string {
+  const jump = `-d ${NODE_NETWORK.serviceSubnet} -m comment --comment "sless: Service addresses kube-proxy did not program" -j ${SERVICE_GUARD_CHAIN}`;
+  return ['*filter', `:${SERVICE_GUARD_CHAIN} - [0:0]`, `-A ${SERVICE_GUARD_CHAIN} -j REJECT --reject-with icmp-port-unreachable`, `-I OUTPUT 1 ${jump}`, `-I FORWARD 1 ${jump}`, 'COMMIT', ''].join('\n');
+}
