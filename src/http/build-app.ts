@@ -15,7 +15,7 @@ import { apiPlugin } from './api-plugin.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { healthPlugin } from './health-plugin.ts';
 import { hooksPlugin } from './hooks-plugin.ts';
-import { hooksKey, limitRequests, v1Key, type RateLimits } from './rate-limits.ts';
+import { hooksKey, limitFirst, limitRequests, tokenKey, v1Key, type RateLimits } from './rate-limits.ts';
 import { createNamespaceAccess } from './namespace-access.ts';
 import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
@@ -181,17 +181,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       authLog.warn({ reason: err.reason }, `token refused: ${err.message}`);
     },
   });
-  await app.register(async (scope) => {
-    // preHandler: after the api plugin's onRequest hook has verified the token, so the key is its subject.
-    if (rates) await limitRequests(scope, { max: rates.v1PerMinute, key: v1Key, what: '/v1 requests', hook: 'preHandler' });
-    await scope.register(apiPlugin, {
-      prefix: '/v1',
-      platform: deps.platform,
-      invocationLog: deps.invocationLog,
-      buildLog: deps.buildLog,
-      access,
-      zipLimits: limits.zip,
-      uploadCaps: limits.uploads,
+  await app.register(async (outer) => {
+    // First each token as sent, before the api plugin's onRequest hook verifies it: a flood repeating one
+    // token (valid or forged) costs no signature check past the limit.
+    if (rates) await limitFirst(outer, { max: rates.v1PerMinute, key: tokenKey, what: '/v1 requests', whom: () => 'this token' });
+    await outer.register(async (scope) => {
+      // preHandler: after the api plugin's onRequest hook has verified the token, so the key is its subject.
+      if (rates) await limitRequests(scope, { max: rates.v1PerMinute, key: v1Key, what: '/v1 requests', hook: 'preHandler' });
+      await scope.register(apiPlugin, {
+        prefix: '/v1',
+        platform: deps.platform,
+        invocationLog: deps.invocationLog,
+        buildLog: deps.buildLog,
+        access,
+        zipLimits: limits.zip,
+        uploadCaps: limits.uploads,
+      });
     });
   });
   await app.register(consolePlugin, {

@@ -30,7 +30,8 @@ describe('rate limits on /v1 and /hooks', async () => {
     const refused = await list(abuser, 'abuser@example.com');
     assert.equal(refused.statusCode, 429, refused.body);
     assert.equal(refused.json().code, 'too_many_requests');
-    assert.match(refused.json().error, /at most 5 \/v1 requests per minute for sless-[0-9a-f]{16}/);
+    // One token: refused as that token (before it is verified again); its subject's limit is the same.
+    assert.match(refused.json().error, /at most 5 \/v1 requests per minute for this token/);
     const retryAfter = Number(refused.headers['retry-after']);
     assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers['retry-after']}`);
     // Another tenant, and an admin, have their own allowance.
@@ -53,5 +54,34 @@ describe('rate limits on /v1 and /hooks', async () => {
 
   it('leaves /fn and health alone', async () => {
     for (let i = 0; i < 10; i++) assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
+  });
+});
+
+describe('a /v1 flood with one token', async () => {
+  const { app, registry } = await testApp({ rateLimits: { v1PerMinute: 5, hooksPerMinute: 3 } });
+  after(() => app.close());
+  const failures = async () => (await registry.getSingleMetric('sless_auth_failures_total')?.get())?.values.reduce((a, v) => a + v.value, 0) ?? 0;
+
+  it('is refused past the limit before the token is verified: a forged token is checked (401) only up to the limit, then 429', async () => {
+    const forged = await hs256Token({}, { sub: 'abuser@example.com', secret: 'not-the-secret-but-long-enough-0123456789' });
+    const send = () => app.inject({ url: `/v1/namespaces/${namespaceForSubject('abuser@example.com')}/functions`, headers: { authorization: `Bearer ${forged}` } });
+    const before = await failures();
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await send()).statusCode);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    // Each verification of a refused token is counted (and logged): the flood past the limit cost none.
+    assert.equal((await failures()) - before, 5);
+  });
+
+  it('does not touch another token of the same subject until the subject’s own limit', async () => {
+    const first = await hs256Token({ n: 1 }, { sub: 'busy@example.com' });
+    const second = await hs256Token({ n: 2 }, { sub: 'busy@example.com' });
+    const list = (token: string) => app.inject({ url: `/v1/namespaces/${namespaceForSubject('busy@example.com')}/functions`, headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 3; i++) assert.equal((await list(first)).statusCode, 200);
+    for (let i = 0; i < 2; i++) assert.equal((await list(second)).statusCode, 200);
+    // The subject's limit (5) holds across its tokens.
+    const refused = await list(second);
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.match(refused.json().error, /for sless-[0-9a-f]{16}/);
   });
 });
