@@ -178,6 +178,7 @@ export function startBuildHarness(kc: KubeConfig, namespace: string, digest: str
   const finished = new Set<string>();
   const rolledOut = new Map<string, number>();
   const queue = new PQueue({ concurrency: 16 });
+  let firstBuildSeenAt = 0;
   let lastBuildSeenAt = 0;
   let rollouts = 0;
   // Watches, not LISTs every 500 ms: at 1,000 functions those lists (MBs of Deployments and Jobs twice a
@@ -189,7 +190,7 @@ export function startBuildHarness(kc: KubeConfig, namespace: string, digest: str
     rolledOut.set(name, generation);
     queue
       .add(async () => {
-        await markDeploymentAvailable(kc, appNamespace ?? '', name);
+        await markDeploymentAvailable(kc, appNamespace ?? '', name, { seen: d });
         rollouts++;
       })
       .catch((err: unknown) => {
@@ -202,7 +203,8 @@ export function startBuildHarness(kc: KubeConfig, namespace: string, digest: str
     if (finished.has(name)) return;
     finished.add(name);
     lastBuildSeenAt = Date.now();
-    queue.add(() => markJobSucceeded(kc, namespace, name, { terminationMessage: digest })).catch((err: unknown) => {
+    firstBuildSeenAt ||= lastBuildSeenAt;
+    queue.add(() => markJobSucceeded(kc, namespace, name, { terminationMessage: digest, seen: job })).catch((err: unknown) => {
       finished.delete(name);
       log(`harness: ${name}: ${err instanceof Error ? err.message : String(err)}; the next event retries`);
     });
@@ -234,6 +236,9 @@ export function startBuildHarness(kc: KubeConfig, namespace: string, digest: str
   return {
     get builds() {
       return finished.size;
+    },
+    get firstBuildSeenAt() {
+      return firstBuildSeenAt;
     },
     get lastBuildSeenAt() {
       return lastBuildSeenAt;

@@ -73,7 +73,7 @@ runBench(async (life) => {
   await sleep(1000);
   const idle = await procStatus(c.pid);
   log(`controller pid ${c.pid} watching after ${startMs} ms, RSS ${idle.rssMb.toFixed(0)} MB before any work; ${proxy.total()} requests so far`);
-  const { listFunctions, requestSync } = bench;
+  const { requestSync } = bench;
 
   const before = proxy.total();
   const countsBeforeRepo = new Map(proxy.counts);
@@ -117,18 +117,19 @@ runBench(async (life) => {
   const pushOne = async (busy: boolean): Promise<number> => {
     const r = repos[0]!;
     const name = functionName(r.first);
-    const oldHash = (await listFunctions()).find((f) => f.metadata?.name === name)?.spec?.codeHash;
+    const oldHash = bench.watch.functions.get(name)?.spec?.codeHash;
     await r.clone.write(functionFiles(r.first, variant++));
     await r.clone.commitAndPush(`change ${name}`);
     const t1 = Date.now();
     const at = new Date().toISOString();
     await requestSync(r.name, at);
     if (busy) await Promise.all(repos.slice(1).map((o) => requestSync(o.name, at)));
+    // From the watch: its update event arrives within milliseconds, and a GET every 25 ms loads the API server.
     for (;;) {
-      const fn = await bench.getFunction(name);
-      if (fn.spec?.codeHash && fn.spec.codeHash !== oldHash) return Date.now() - t1;
+      const hash = bench.watch.functions.get(name)?.spec?.codeHash;
+      if (hash && hash !== oldHash) return Date.now() - t1;
       if (Date.now() - t1 > 120_000) throw new Error(`the push to ${name} did not reach its Function within 120 s`);
-      await sleep(25);
+      await sleep(10);
     }
   };
   for (let round = 0; round < 3; round++) pushLatency.push(await pushOne(repos.length > 1));
@@ -136,8 +137,7 @@ runBench(async (life) => {
 
   // Wait for the pushed builds to settle before the restart.
   for (const t = Date.now(); ; ) {
-    const list = await listFunctions();
-    if (list.every((f) => f.status?.phase === 'Ready' && f.status.observedGeneration === f.metadata?.generation)) break;
+    if (bench.watch.readyCount() === bench.watch.functions.size) break;
     if (Date.now() - t > 120_000) throw new Error('the pushed functions did not become Ready within 120 s');
     await sleep(500);
   }

@@ -13,7 +13,10 @@ import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts'
 import { freshNamespace } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
 import type { BenchLifecycle } from './bench-lifecycle.ts';
+import { reuseConnections } from '../../src/platform/kubernetes/runtime/reuse-connections.ts';
 import { countingProxy, procStatus, startBuildHarness, startControllerProcess, type ControllerProcess } from './controller-bench-kit.ts';
+import { cpuBetween, formatCpu, sampleCpu, type CpuSample } from './scale-bench-cpu.ts';
+import { milestones, watchSlessObjects } from './scale-bench-watch.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
@@ -92,6 +95,9 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   };
   const kc = new KubeConfig();
   kc.loadFromFile(need('SLESS_TEST_KUBECONFIG'));
+  // One keep-alive connection for the benchmark's and the harness's requests (client-node makes a new
+  // connection, and a TLS handshake on both sides, per call otherwise: CPU the API server shares).
+  reuseConnections(kc);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const ns = await freshNamespace(kc, 'bench');
   const buildNs = await freshNamespace(kc, 'bench-builds');
@@ -163,6 +169,9 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   const watches = () => [...proxy.counts].filter(([k]) => k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0);
   const harness = startBuildHarness(kc, buildNs.name, DIGEST, log, ns.name);
   life.onStop(() => harness.stop());
+  const watch = await watchSlessObjects(kc, ns.name);
+  life.onStop(() => watch.stop());
+  const cpuLabels = (): Map<number, string> => new Map(controller ? [[controller.pid, 'controller']] : []);
 
   const getRepo = async (name: string) =>
     (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'functionrepositories', name })) as RepositoryResource & {
@@ -187,10 +196,12 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     );
   /** Waits until the repository's status says it handled the sync request `at`; answers ms since `since`. */
   const handled = async (name: string, at: string, since: number, timeoutMs = 120_000): Promise<number> => {
+    // From the watch: 100 repositories each polled by GET every 50 ms were 2,000 requests a second.
     for (;;) {
-      if ((await getRepo(name)).status?.lastHandledRequestedAt === at) return Date.now() - since;
+      const status = watch.repositories.get(name)?.status as { lastHandledRequestedAt?: string } | undefined;
+      if (status?.lastHandledRequestedAt === at) return Date.now() - since;
       if (Date.now() - since > timeoutMs) throw new Error(`the sync of ${name} requested at ${at} did not finish within ${timeoutMs / 1000} s`);
-      await sleep(50);
+      await sleep(10);
     }
   };
 
@@ -245,25 +256,53 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
         });
       }
     },
-    /** Until every Function is Ready at its generation and every repository Ready; answers seconds since `since`. */
-    async steadyState(since: number, timeoutMs: number, expected = N): Promise<{ seconds: number; peakHwmMb: number }> {
+    /**
+     * Until every Function is Ready at its generation and every repository Ready (from the watch); answers
+     * seconds since `since`. Logs every 10 s the counts, the requests the controller made and the CPU
+     * each process spent meanwhile; at the end the phases and the CPU of the whole run per function.
+     */
+    async steadyState(since: number, timeoutMs: number, expected = N): Promise<{ seconds: number; peakHwmMb: number; cpu: ReturnType<typeof cpuBetween> }> {
       let peakHwmMb = 0;
-      let lastReport = 0;
+      let lastReport = Date.now();
+      const cpuStart = await sampleCpu(cpuLabels());
+      let cpuLast: CpuSample = cpuStart;
+      let requestsLast = proxy.total();
+      const report = async (): Promise<CpuSample> => {
+        const now = await sampleCpu(cpuLabels());
+        const building = [...watch.functions.values()].filter((f) => f.status?.phase === 'Building').length;
+        const requests = proxy.total();
+        log(
+          `${((Date.now() - since) / 1000).toFixed(0)} s: ${watch.functions.size} Functions, ${building} Building, ${watch.readyCount()} Ready, ${harness.builds} builds, ${harness.rollouts} rollouts, ` +
+            `${watch.reposReady()}/${repos.length} repositories ready; controller requests +${requests - requestsLast}; load ${loadAverage()}\n    CPU: ${formatCpu(cpuBetween(cpuLast, now))}`,
+        );
+        requestsLast = requests;
+        cpuLast = now;
+        return now;
+      };
       for (;;) {
         if (Date.now() - since > timeoutMs) throw new Error(`no steady state after ${timeoutMs / 1000} s; controller log tail:\n${controller?.log.join('').slice(-4000)}`);
-        const list = await listFunctions();
-        const ready = list.filter((f) => f.status?.phase === 'Ready' && f.status.observedGeneration === f.metadata?.generation).length;
-        let reposReady = 0;
-        for (const r of repos) if ((await getRepo(r.name)).status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True') reposReady++;
         if (controller) peakHwmMb = Math.max(peakHwmMb, (await procStatus(controller.pid)).hwmMb);
+        const done = watch.functions.size === expected && watch.readyCount() === expected && watch.reposReady() === repos.length;
+        if (done) {
+          const seconds = (Date.now() - since) / 1000;
+          const end = await report();
+          const cpu = cpuBetween(cpuStart, end);
+          const s = (t: number) => `${((t - since) / 1000).toFixed(1)} s`;
+          log(
+            `phases: ${milestones('Functions created', watch.createdAt, since, expected)}; build Jobs ${harness.builds} from ${s(harness.firstBuildSeenAt)} to ${s(harness.lastBuildSeenAt)}; ${milestones('Ready', watch.readyAt, since, expected)}`,
+          );
+          log(`CPU from the repositories' creation to steady state: ${formatCpu(cpu, expected)}`);
+          return { seconds, peakHwmMb, cpu };
+        }
         if (Date.now() - lastReport > 10_000) {
           lastReport = Date.now();
-          log(`${((Date.now() - since) / 1000).toFixed(0)} s: ${list.length} Functions, ${ready} Ready, ${harness.builds} builds, ${reposReady}/${repos.length} repositories ready; load ${loadAverage()}`);
+          await report();
         }
-        if (list.length === expected && ready === expected && reposReady === repos.length) return { seconds: (Date.now() - since) / 1000, peakHwmMb };
-        await sleep(500);
+        await sleep(200);
       }
     },
+    /** The Functions and repositories as the benchmark's watch shows them. */
+    watch,
     getRepo,
     getFunction,
     listFunctions,
