@@ -1,6 +1,6 @@
 // Controller restart benchmark (issue 15; not part of npm test):
 //   node --import tsx test/bench/restart.bench.ts [--functions 1000] [--repositories 1] [--restarts 3]
-//        [--sless-bin /tmp/build/bin/sless.js] [--cpu-prof DIR]
+//        [--sless-bin /tmp/build/bin/sless.js] [--cpu-prof DIR] [--controller-log FILE] [--memory-every MS]
 // N functions (R repositories) reach steady state under a real `sless controller` (scale-bench.ts); then
 // the controller is stopped and started again over the same git cache, `--restarts` times. Each restart:
 // a sync of every repository is requested while no controller runs (as a webhook would have been), and
@@ -9,10 +9,13 @@
 // rebuilds (build Jobs the harness saw) and the writes (counted at the proxy; the handled requests' own
 // status writes, one per repository, are the expected ones and shown apart), and how long until every
 // work queue is empty. Baseline from the same run: a no-change sync of the running controller.
+// Memory (issue 15's RSS goal) is sampled all along (memory-probe.ts): at steady state, its peak until
+// then, and where it is (V8 heap per space, native, file-backed); `memory` in the JSON is the timeline.
 import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
 import { procStatus, total, writesOf, writesPerObject } from './controller-bench-kit.ts';
 import { loadAverage, log, setUpScaleBench, sleep } from './scale-bench.ts';
+import { describeSample, sampleMemory, traceMemory } from './memory-probe.ts';
 import { logTimes, modulesLoadedMs, queueDepth, syncTotals } from './scale-bench-probes.ts';
 
 const { values } = parseArgs({
@@ -23,6 +26,8 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '1500' },
     'sless-bin': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'controller-log': { type: 'string' },
+    'memory-every': { type: 'string', default: '2000' },
   },
 });
 const N = Number(values.functions);
@@ -33,15 +38,26 @@ runBench(async (life) => {
     repositories: Number(values.repositories),
     ...(values['sless-bin'] ? { slessBin: values['sless-bin'] } : {}),
     ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
+    ...(values['controller-log'] ? { controllerLog: values['controller-log'] } : {}),
   });
-  await bench.startController();
+  let running: { pid: number; port: number } | undefined = await bench.startController();
+  const idle = await sampleMemory(running);
+  log(`controller started, no repositories yet: ${describeSample(idle)}`);
+  const memory = traceMemory(() => running, Number(values['memory-every']));
+  life.onStop(() => memory.stop());
   const t0 = Date.now();
   await bench.createRepositories();
   const steady = await bench.steadyState(t0, Number(values.timeout) * 1000);
+  const atSteady = await sampleMemory(running);
+  const peakUntilSteady = memory.peak();
   log(`steady state: ${N} functions in ${steady.seconds.toFixed(1)} s; ${bench.harness.builds} builds; load average ${loadAverage()}`);
+  log(`  memory at steady state: ${describeSample(atSteady)}`);
+  if (peakUntilSteady) log(`  memory at its highest sample (${peakUntilSteady.t} s): ${describeSample(peakUntilSteady)}`);
   // Let late reconciles (rollouts, cache catching up) finish before measuring.
   for (const t = Date.now(); (await queueDepth(bench.controller)) > 0 && Date.now() - t < 120_000; ) await sleep(1000);
   await sleep(3000);
+  const settled = await sampleMemory(running);
+  log(`  memory once the queues are empty: ${describeSample(settled)}; load average ${loadAverage()}`);
 
   const baseline: number[] = [];
   for (let i = 0; i < 3; i++) baseline.push(await bench.syncOnce(bench.repos[0]!.name));
@@ -49,6 +65,7 @@ runBench(async (life) => {
 
   const results: Array<Record<string, unknown>> = [];
   for (let round = 1; round <= Number(values.restarts); round++) {
+    running = undefined;
     await bench.stopController();
     const at = new Date().toISOString();
     for (const r of bench.repos) await bench.requestSync(r.name, at);
@@ -57,6 +74,7 @@ runBench(async (life) => {
     const objects = new Map(bench.proxy.perObject);
     const spawned = Date.now();
     const c = await bench.startController({ SLESS_LOG_LEVEL: 'info' });
+    running = c;
     const syncMs = Math.max(...(await Promise.all(bench.repos.map((r) => bench.handled(r.name, at, spawned)))));
     // Before polling /metrics below: the process keeps only its last 200 log chunks.
     const phases = logTimes(c.log, spawned, { serving: 'serving on port', leading: 'LeaderElected', synced: 'ControllerStarted' });
@@ -101,5 +119,18 @@ runBench(async (life) => {
     );
     if (result.writes > 0) log(`  writes: ${[...writes].map(([k, v]) => `${k}=${v}`).join(', ')}; per object: ${writesPerObject(bench.proxy.perObject, objects)}`);
   }
-  console.log(JSON.stringify({ functions: N, repositories: bench.repos.length, steadyStateSeconds: steady.seconds, baselineNoChangeSyncMs: baseline, restarts: results }));
+  await memory.stop();
+  console.log(
+    JSON.stringify({
+      functions: N,
+      repositories: bench.repos.length,
+      steadyStateSeconds: steady.seconds,
+      memoryAtSteadyState: atSteady,
+      memoryPeakUntilSteadyState: peakUntilSteady,
+      memorySettled: settled,
+      baselineNoChangeSyncMs: baseline,
+      restarts: results,
+      memory: memory.samples,
+    }),
+  );
 });

@@ -3,12 +3,13 @@
 // only the controller and the harness talk to it) and SeaweedFS, a real `sless controller` process (one
 // replica) behind a counting proxy, and the harness that plays kaniko and the Deployment controller.
 // Everything it starts is stopped through the BenchLifecycle (bench-lifecycle.ts).
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi, KubeConfig, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { FunctionResource, RepositoryResource } from '../../src/platform/kubernetes/objects/resources.ts';
+import { controllerMemoryEnv } from '../helpers/controller-pod-env.ts';
 import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
 import { freshNamespace } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
@@ -142,8 +143,10 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   });
   const kubeconfigPath = path.join(tmp, 'kubeconfig');
   await writeFile(kubeconfigPath, viaProxy.exportConfig());
-  // The controller runs with the image's NODE_OPTIONS (deploy/Dockerfile), as controller.bench.ts does.
-  const imageNodeOptions = /^ENV NODE_OPTIONS=(.*)$/m.exec(await readFile(path.join(root, 'deploy/Dockerfile'), 'utf8'))?.[1]?.trim() ?? '';
+  // The controller runs with the pod's memory settings (deploy/: the image's ENV overlaid by the StatefulSet's);
+  // the caller's NODE_OPTIONS and MALLOC_ARENA_MAX come after them (a variant to measure).
+  const pod = await controllerMemoryEnv();
+  const arenas = process.env.MALLOC_ARENA_MAX ?? pod.MALLOC_ARENA_MAX;
   const cpuProf = opts.cpuProf ? `--cpu-prof --cpu-prof-dir=${path.resolve(opts.cpuProf)}` : '';
   const controllerEnv: NodeJS.ProcessEnv = {
     SLESS_AUTH_INSECURE: '1',
@@ -161,7 +164,8 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     SLESS_LOG_LEVEL: 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',
-    NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', imageNodeOptions, cpuProf].filter(Boolean).join(' '),
+    NODE_OPTIONS: [pod.NODE_OPTIONS ?? '', process.env.NODE_OPTIONS ?? '', cpuProf].filter(Boolean).join(' '),
+    ...(arenas === undefined ? {} : { MALLOC_ARENA_MAX: arenas }),
   };
 
   let controller: ControllerProcess | undefined;
