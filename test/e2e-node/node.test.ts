@@ -2,7 +2,7 @@
 // cluster DNS, ServiceAccount tokens, the API server's Service and the host's test servers work
 // from inside a pod; a pod's log is its real output.
 import assert from 'node:assert/strict';
-import net from 'node:net';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
@@ -80,28 +80,36 @@ describe('the real node', () => {
   // A Service address kube-proxy has not programmed (a new Service for a moment, a free one for good) must
   // be refused as one without endpoints is, never answered by whatever lies beyond the node: this
   // machine's gateway answers any TCP connection (HTTP 404, empty body, `server: keryx`), which /fn
-  // once passed on as a Ready Go function's answer.
+  // once passed on as a Ready Go function's answer (test/cluster/node/plan.ts serviceGuardScript).
   it('refuses a Service address that no Service holds, on the host and from a pod', async () => {
     const used = new Set((await core.listServiceForAllNamespaces()).items.map((s) => s.spec?.clusterIP));
     const free = [...Array(40).keys()].map((i) => `10.0.0.${250 - i}`).find((a) => !used.has(a));
     assert.ok(free, 'a free address in the Service subnet');
-    const fromHost = await new Promise<string>((resolve) => {
-      const socket = net.connect({ host: free, port: 80, timeout: 5_000 });
-      socket.once('connect', () => {
-        socket.write(`GET / HTTP/1.1\r\nHost: ${free}\r\nConnection: close\r\n\r\n`);
-        let answer = '';
-        socket.on('data', (b: Buffer) => (answer += b.toString()));
-        socket.once('close', () => resolve(`connected; it answered ${JSON.stringify(answer.slice(0, 300))}`));
-      });
-      socket.once('timeout', () => {
-        socket.destroy();
-        resolve('timed out');
-      });
-      socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-    });
-    assert.equal(fromHost, 'ECONNREFUSED', `the host connecting to ${free}:80`);
+    assert.equal(await probe(free, 80), 'ECONNREFUSED', `the host connecting to ${free}:80`);
     const { log } = await runScript(kc, ns.name, 'free-address', `nc -w 5 ${free} 80 </dev/null 2>&1; echo "rc $?"`);
     assert.match(log, /Connection refused/, `a pod connecting to ${free}:80: ${log}`);
+  });
+
+  it('refuses a new Service until kube-proxy programs it, then serves it: nothing else answers meanwhile', async () => {
+    const service = await core.createNamespacedService({
+      namespace: ns.name,
+      body: { metadata: { name: 'web-new' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
+    const created = performance.now();
+    const ip = service.spec!.clusterIP!;
+    const seen: { ms: number; outcome: string }[] = [];
+    for (;;) {
+      const outcome = await probe(ip, 80, '/index.html');
+      const ms = Math.round(performance.now() - created);
+      if (seen.at(-1)?.outcome !== outcome) seen.push({ ms, outcome });
+      if (outcome.startsWith('200 ') || ms > 30_000) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The time /fn's connect retry (5 s, src/http/proxy-request.ts) has to cover for a Service this new.
+    console.error(`[node.test] a new Service ${ip}: ${seen.map((s) => `${s.outcome} from ${s.ms} ms`).join(', ')}`);
+    const others = seen.filter((s) => s.outcome !== 'ECONNREFUSED' && !s.outcome.startsWith('200 '));
+    assert.deepEqual(others, [], `what the host got from ${ip}:80 after the Service was made: ${JSON.stringify(seen)}`);
+    assert.match(seen.at(-1)!.outcome, /^200 /);
   });
 
   it('gives pods cluster DNS, a ServiceAccount token, the API server and the host test servers', async () => {
@@ -128,3 +136,20 @@ describe('the real node', () => {
     if (process.env.SLESS_TEST_GIT_URL) assert.match(lines[4] ?? '', /^HTTP\/1\.[01] \d{3}/);
   });
 });
+
+/** One GET on a fresh connection: `ECONNREFUSED` (or another error code), `timeout`, or the status, Server header and body start. */
+function probe(host: string, port: number, path = '/'): Promise<string> {
+  return new Promise((resolve) => {
+    const req = http.get({ host, port, path, agent: false, timeout: 3_000 }, (res) => {
+      let body = '';
+      res.on('data', (b: Buffer) => (body += b.toString()));
+      res.once('end', () => resolve(`${res.statusCode} server=${res.headers.server ?? ''} body=${JSON.stringify(body.slice(0, 60))}`));
+      res.once('error', (e) => resolve(String(e)));
+    });
+    req.once('timeout', () => {
+      req.destroy();
+      resolve('timeout');
+    });
+    req.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+}
