@@ -1,5 +1,5 @@
 // The controller end to end against a real apiserver, SeaweedFS and git server: a push becomes Functions,
-// one build Job (fetch, kaniko, push) per function, and after the (harness-played) build a Deployment + Service by digest.
+// one build Job (fetch, kaniko, push) and the Service per function, and after the (harness-played) build a Deployment by digest.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -75,6 +75,11 @@ describe('kube controller: push → build → deploy', () => {
 
     const fn = await kit.getFunction('hello');
     assert.equal(fn?.status?.phase, 'Building');
+    // Its Service is made while it builds, not with the Deployment: kube-proxy has the build's time to
+    // program it, so a call right after Ready is not sent wherever the node routes an unknown address.
+    const svc = await core(kit.kc).readNamespacedService({ namespace: kit.ns, name: 'hello' });
+    assert.equal(svc.spec?.ports?.[0]?.port, 80);
+    await assert.rejects(apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'hello' }), (err: { code?: number }) => err.code === 404);
   });
 
   it('deploys the built image by digest once kaniko reports it: Deployment + Service, Ready=True, observedGeneration current', async () => {

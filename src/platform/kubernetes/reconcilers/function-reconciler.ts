@@ -150,6 +150,10 @@ export class FunctionReconciler {
         imageRef = held.imageRef;
         lastBuiltAt = held.finishedAt;
       } else {
+        // The Service first: kube-proxy programs a new Service a moment (seconds, under load) after it is
+        // made, and a call to its address before that is sent wherever the node routes it (a gateway answered
+        // one on the real test node: an empty 404). Made while the build runs, it is routable when Ready.
+        if (!imageRef) await this.applyService(fn, key);
         const build = await this.builds.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key, functionUrl(ctx, fn.metadata?.namespace ?? '', fn.metadata?.name ?? ''));
         if (build.kind !== 'built') return build.result;
         imageRef = build.imageRef;
@@ -245,14 +249,7 @@ export class FunctionReconciler {
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
     if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return { hash };
     const applied = deploymentCurrent ? undefined : await ctx.kube.apply(deployment);
-    const liveService = ctx.caches.services.get(name, namespace);
-    const serviceHash = service.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
-    const lastService = this.appliedServices.get(key);
-    // As for the Deployment: a Service applied a moment ago may not be in the cache yet.
-    if (!upToDate(service, liveService) && !(lastService?.hash === serviceHash && lastService.before === liveService?.metadata?.resourceVersion)) {
-      await ctx.kube.apply(service);
-      this.appliedServices.set(key, { hash: serviceHash, before: liveService?.metadata?.resourceVersion });
-    }
+    await this.applyService(fn, key, service);
     const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
     if (!deploymentCurrent && justBuilt) {
       // recorded as BuildSucceeded by the caller
@@ -263,6 +260,18 @@ export class FunctionReconciler {
     }
     if (!deploymentCurrent) this.applied.set(key, { hash, before: liveDeployment?.metadata?.resourceVersion });
     return applied ? { hash, applied } : { hash };
+  }
+
+  /** Applies the function's Service unless the cache (or this replica's last apply, which it may lag) has it as wanted. */
+  private async applyService(fn: FunctionResource, key: string, service = stamped(functionService(fn))): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const liveService = this.ctx.caches.services.get(name, namespace);
+    const serviceHash = service.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
+    const lastService = this.appliedServices.get(key);
+    // As for the Deployment: a Service applied a moment ago may not be in the cache yet.
+    if (upToDate(service, liveService) || (lastService?.hash === serviceHash && lastService.before === liveService?.metadata?.resourceVersion)) return;
+    await this.ctx.kube.apply(service);
+    this.appliedServices.set(key, { hash: serviceHash, before: liveService?.metadata?.resourceVersion });
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */
