@@ -2,6 +2,7 @@
 // Services, CronJobs labelled managed-by=sless; the build pods in the build namespace), each one per watched namespace or one cluster-wide,
 // listed page by page and restarted with backoff on any error (runtime/resilient-informer.ts). What an
 // event means (which keys it enqueues) is the controller's: it passes one handler per kind.
+import type { IndexName } from './runtime/cache-index.ts';
 import {
   AppsV1Api,
   BatchV1Api,
@@ -80,7 +81,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
     );
   /** One informer per watched namespace, or one cluster-wide. */
   const scopes: ReadonlyArray<string | undefined> = watched.length > 0 ? watched : [undefined];
-  const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void) =>
+  const crdInformer = <T extends AnyResource>(kind: SlessKind, onEvent: (e: InformerEvent, o: T) => void, indexes: readonly IndexName[] = []) =>
     new InformerGroup<T>(
       scopes.map(
         (ns) =>
@@ -109,6 +110,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
             resyncMs,
             onEvent,
             onError,
+            indexes,
             ...(setup.timers ? { timers: setup.timers } : {}),
           }),
       ),
@@ -127,6 +129,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
     onEvent: (o: T, e: InformerEvent) => void,
     extraNamespaces: readonly string[] = [],
     trim?: (o: T) => void,
+    indexes: readonly IndexName[] = [],
   ) =>
     new InformerGroup<T>(
       (watched.length > 0 ? [...new Set([...watched, ...extraNamespaces])] : [undefined]).map((ns) => {
@@ -139,6 +142,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
           labelSelector: selector,
           onEvent: (e, o) => onEvent(o, e),
           onError,
+          indexes,
           ...(trim ? { trim } : {}),
           ...(setup.timers ? { timers: setup.timers } : {}),
         });
@@ -147,8 +151,8 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
   return {
     repositories: crdInformer('FunctionRepository', on.repository),
     functions: crdInformer('Function', on.function),
-    triggers: crdInformer('Trigger', on.trigger),
-    functionJobs: crdInformer('FunctionJob', on.functionJob),
+    triggers: crdInformer('Trigger', on.trigger, ['functionRef']),
+    functionJobs: crdInformer('FunctionJob', on.functionJob, ['functionRef']),
     jobs: owned<V1Job>(
       'jobs',
       'batch/v1',
@@ -159,6 +163,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
       on.job,
       [setup.buildNamespace],
       jobForCache,
+      ['buildsOf'],
     ),
     deployments: owned<V1Deployment>(
       'deployments',
@@ -198,6 +203,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
         onEvent: () => undefined,
         onError,
         trim: podForCache,
+        indexes: ['job'],
         ...(setup.timers ? { timers: setup.timers } : {}),
       }),
     ]),

@@ -24,6 +24,7 @@ import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
 import { KubeClient, VERSION } from './runtime/kube-client.ts';
 import { TenantAccess } from './tenant-access.ts';
+import { select } from './runtime/cache-index.ts';
 import type { InformerEvent } from './runtime/resilient-informer.ts';
 import { reuseConnections } from './runtime/reuse-connections.ts';
 import type { Timers } from './runtime/timers.ts';
@@ -302,8 +303,9 @@ export class Controller {
     const ns = fn.metadata?.namespace ?? '';
     const name = fn.metadata?.name ?? '';
     this.queues.Function.add(keyOf(fn));
-    for (const t of this.informers.triggers.list(ns)) if (t.spec?.functionRef === name) this.queues.Trigger.add(keyOf(t));
-    for (const j of this.informers.functionJobs.list(ns)) if (j.spec?.functionRef === name) this.queues.FunctionJob.add(keyOf(j));
+    // By index, not a scan of the namespace's Triggers per Function event (cache-index.ts).
+    for (const t of select(this.informers.triggers, ns, 'functionRef', `${ns}/${name}`)) this.queues.Trigger.add(keyOf(t));
+    for (const j of select(this.informers.functionJobs, ns, 'functionRef', `${ns}/${name}`)) this.queues.FunctionJob.add(keyOf(j));
     this.commitStatus.functionChanged(fn, fn.metadata?.labels?.[LABELS.repository]);
   }
 

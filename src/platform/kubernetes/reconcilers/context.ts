@@ -1,6 +1,7 @@
 // What every reconciler gets: the API client, the informer caches (reads never hit the API server), the
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
+import type { IndexName } from '../runtime/cache-index.ts';
 import type { KubeCommitStatus } from '../../../commit-status/kube-commit-status.ts';
 import type { V1CronJob, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
@@ -22,6 +23,8 @@ export interface ControllerLogger {
 export interface Cache<T> {
   get(name: string, namespace?: string): T | undefined;
   list(namespace?: string): readonly T[];
+  /** Objects by an index value (runtime/cache-index.ts select() scans caches without it). */
+  byIndex?(index: IndexName, value: string): readonly T[];
 }
 
 export interface Caches {

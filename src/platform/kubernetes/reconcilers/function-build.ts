@@ -2,6 +2,7 @@
 // by name after a restart, started only within the namespace's share (build-share.ts), its outcome read
 // from the Job and its pod (digest, failure class, log tail) and recorded once in the BuildLog; failures
 // of the infrastructure are retried with backoff, deterministic ones stall until a new key or a request.
+import { select } from '../runtime/cache-index.ts';
 import type { V1Job } from '@kubernetes/client-node';
 import { isArtifactStoreError } from '../../../build/artifact-store.ts';
 import { buildKindOfContextKey } from '../../../build/build-kind.ts';
@@ -77,7 +78,7 @@ export class FunctionBuilds {
 
     if (!job) {
       const cap = ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE;
-      const share = this.reservations.take(ctx.caches.jobs.list(buildNs), namespace, jobName, cap, Date.now());
+      const share = this.reservations.take(select(ctx.caches.jobs, buildNs, 'buildsOf', namespace), namespace, jobName, cap, Date.now());
       if (!share.start) {
         const queued = { outcome: { kind: 'progressing', reason: 'BuildQueued', message: share.message }, status: { phase: 'Building', message: share.message, url } } as const;
         return { kind: 'waiting', result: { ...queued, requeueAfterMs: BUILD_QUEUED_RECHECK_MS } };

@@ -9,6 +9,7 @@ import { stamped, upToDate } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
+import { select } from '../runtime/cache-index.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { FunctionBuilds } from './function-build.ts';
@@ -38,7 +39,7 @@ export function functionUrl(ctx: Pick<ReconcileContext, 'settings'>, namespace: 
 
 /** Whether the function's http Trigger(s) allow serving (the one rule: none, or any enabled; records.ts). */
 export function httpEnabled(ctx: Pick<ReconcileContext, 'caches'>, namespace: string, name: string): boolean {
-  return httpEnabledFrom(ctx.caches.triggers.list(namespace), name);
+  return httpEnabledFrom(select(ctx.caches.triggers, namespace, 'functionRef', `${namespace}/${name}`), name);
 }
 
 export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn: FunctionResource): string | undefined {

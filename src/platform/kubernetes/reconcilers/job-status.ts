@@ -1,5 +1,6 @@
 // Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
 // message, where kaniko writes the digest; the log, where a function prints its result).
+import { select } from '../runtime/cache-index.ts';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/kube-client.ts';
 import type { Cache } from './context.ts';
@@ -27,7 +28,7 @@ const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
  */
 export async function latestJobPod(kube: KubeClient, job: V1Job, cache?: Cache<V1Pod>): Promise<V1Pod | undefined> {
   const namespace = job.metadata?.namespace ?? '';
-  const cached = cache ? settledJobPod(job, cache.list(namespace)) : undefined;
+  const cached = cache ? settledJobPod(job, select(cache, namespace, 'job', `${namespace}/${job.metadata?.name ?? ''}`)) : undefined;
   if (cached) return cached;
   return newest(await kube.listPods(namespace, `${JOB_NAME_LABEL}=${job.metadata?.name ?? ''}`));
 }

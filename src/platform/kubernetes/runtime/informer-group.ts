@@ -1,6 +1,7 @@
 // Several informers of one kind (one per namespace when the controller is namespace-scoped, so namespaced
 // RBAC suffices) read as one cache.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { IndexName } from './cache-index.ts';
 import type { ResilientInformer } from './resilient-informer.ts';
 
 export class InformerGroup<T extends KubernetesObject> {
@@ -16,6 +17,11 @@ export class InformerGroup<T extends KubernetesObject> {
 
   list(namespace?: string): readonly T[] {
     return this.informers.flatMap((i) => i.list(namespace));
+  }
+
+  /** Objects whose `index` value is `value` (cache-index.ts). */
+  byIndex(index: IndexName, value: string): readonly T[] {
+    return this.informers.length === 1 ? this.informers[0]!.byIndex(index, value) : this.informers.flatMap((i) => i.byIndex(index, value));
   }
 
   async start(): Promise<void> {

@@ -3,6 +3,7 @@
 // forever, and replays the whole cache every resync period so missed events heal. Every object it caches
 // is slimmed (slim.ts: no managedFields) as it arrives, from the list and from the watch alike.
 import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ListPromise, type ObjectCache } from '@kubernetes/client-node';
+import { CacheIndex, INDEXES, type IndexName } from './cache-index.ts';
 import { slimObject } from './slim.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
@@ -22,6 +23,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly onError?: (name: string, err: unknown, restartInMs: number) => void;
   /** Drops more than slimObject does, in place (a cache that needs only a few fields keeps only those). */
   readonly trim?: (obj: T) => void;
+  /** Lookups this cache answers without a scan (byIndex; cache-index.ts). */
+  readonly indexes?: readonly IndexName[];
   /** For tests: replaces client-node's makeInformer. */
   readonly makeInformer?: typeof makeInformer;
 }
@@ -40,6 +43,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   private readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
   /** Number of restarts after errors; for tests and metrics. */
   restarts = 0;
+  private readonly indexes = new Map<IndexName, CacheIndex>();
 
   constructor(private readonly opts: ResilientInformerOptions<T>) {
     this.timers = opts.timers ?? realTimers;
@@ -59,10 +63,19 @@ export class ResilientInformer<T extends KubernetesObject> {
       return result;
     };
     this.informer = make<T>(opts.kubeConfig, opts.path, list, opts.labelSelector);
-    // ListWatch caches the very object it hands to these callbacks: slimming it here slims the cache.
-    this.informer.on('add', (o) => opts.onEvent('add', slim(o)));
-    this.informer.on('update', (o) => opts.onEvent('update', slim(o)));
-    this.informer.on('delete', (o) => opts.onEvent('delete', slim(o)));
+    for (const name of opts.indexes ?? []) this.indexes.set(name, new CacheIndex(INDEXES[name]));
+    // ListWatch caches the very object it hands to these callbacks: slimming it here slims the cache. The
+    // indexes move before the handler runs, so what it enqueues finds the object where it now belongs.
+    const put = (o: T): T => {
+      for (const index of this.indexes.values()) index.put(o);
+      return o;
+    };
+    this.informer.on('add', (o) => opts.onEvent('add', put(slim(o))));
+    this.informer.on('update', (o) => opts.onEvent('update', put(slim(o))));
+    this.informer.on('delete', (o) => {
+      for (const index of this.indexes.values()) index.remove(o);
+      opts.onEvent('delete', slim(o));
+    });
     this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
   }
 
@@ -72,6 +85,21 @@ export class ResilientInformer<T extends KubernetesObject> {
 
   list(namespace?: string): readonly T[] {
     return this.informer.list(namespace);
+  }
+
+  /** The cached objects whose `index` value is `value` (a scan when this informer keeps no such index). */
+  byIndex(index: IndexName, value: string): T[] {
+    const fn = INDEXES[index];
+    const kept = this.indexes.get(index);
+    if (!kept) return this.informer.list().filter((o) => fn(o) === value);
+    const out: T[] = [];
+    for (const key of kept.keys(value)) {
+      const slash = key.indexOf('/');
+      const o = this.informer.get(key.slice(slash + 1), key.slice(0, slash) || undefined);
+      // The index follows events; the cache is the truth (an object it no longer holds, or holds changed, is left out).
+      if (o && fn(o) === value) out.push(o);
+    }
+    return out;
   }
 
   /** Resolves after the first successful list (failed attempts are retried with backoff until then). */
