@@ -2,10 +2,12 @@
 // Functions (a repository's sync and /v1 createFunction), and one abusive tenant flooding /v1, /hooks and
 // git pushes while another tenant's push-to-serve time is measured, with and without the abuser.
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
@@ -20,7 +22,9 @@ import { PlatformError } from '../../src/platform/types.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store/memory-log.ts';
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import { hs256Token, SECRET } from '../helpers/http-test-kit.ts';
+import { signedPushDelivery } from '../helpers/push-delivery.ts';
 import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import type { Flood } from './fair-shares-flood.ts';
 import { apps, conditionOf, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
 import { platformSettings, setupPlatformKit, testS3Store, type PlatformKit } from './kube-platform-kit.ts';
 
@@ -62,12 +66,7 @@ describe('per-namespace cap on Functions', () => {
   });
 });
 
-/** A signed GitHub-style push delivery for `after`. */
-function delivery(after: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify({ ref: 'refs/heads/main', before: '0'.repeat(40), after, commits: [] });
-  const sig = createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex');
-  return { body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': after, 'x-hub-signature-256': `sha256=${sig}` } };
-}
+const delivery = (after: string) => signedPushDelivery(WEBHOOK_SECRET, after);
 
 /** The abuser: several repositories of several functions each, in its own namespace (another tenant). */
 const ABUSER = { repositories: 4, functionsEach: 5 } as const;
@@ -215,54 +214,35 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
       for (let i = 0; i < ROUNDS; i++) quiet.push(await pushToServe(1 + i));
     });
 
-    // The abuser: its own /v1 token flooding /v1, signed deliveries flooding /hooks for each of its
-    // repositories, and a push every second (to its repositories in turn) changing every function of the
-    // repository (a new build per function per push; its builds never finish: long builds).
-    const token = await hs256Token({}, { sub: 'abuser@example.com' });
-    const abuserV1Ns = namespaceForSubject('abuser@example.com');
-    let stop = false;
-    const counts = { v1: 0, v1Limited: 0, hooks: 0, hooksLimited: 0, pushes: 0 };
-    const flood = async (send: () => Promise<Response>, ok: 'v1' | 'hooks', limited: 'v1Limited' | 'hooksLimited') => {
-      while (!stop) {
-        const res = await send().catch(() => undefined);
-        await res?.arrayBuffer().catch(() => undefined);
-        if (res?.status === 429) counts[limited]++;
-        else counts[ok]++;
-      }
-    };
-    const lastSha = abuserClones.map(() => '1'.repeat(40));
-    let next = 0;
-    const workers = [
-      ...Array.from({ length: 4 }, () => flood(() => fetch(`${base}/v1/namespaces/${abuserV1Ns}/functions`, { headers: { authorization: `Bearer ${token}` } }), 'v1', 'v1Limited')),
-      ...Array.from({ length: 4 }, () =>
-        flood(() => {
-          const r = next++ % abuserClones.length;
-          const { body, headers } = delivery(lastSha[r] ?? '');
-          return fetch(`${base}/hooks/${abuserNs}/abuser-${r}`, { method: 'POST', headers, body });
-        }, 'hooks', 'hooksLimited'),
-      ),
-      (async () => {
-        for (let i = 0; !stop; i++) {
-          const pushed = Date.now();
-          const r = i % abuserClones.length;
-          const clone = abuserClones[r] as WorkClone;
-          await clone.write(Object.assign({}, ...Array.from({ length: ABUSER.functionsEach }, (_, f) => ({ [`functions/noise-${r}-${f}/handler.js`]: `exports.handle = async () => ${i};\n` }))));
-          lastSha[r] = await clone.commitAndPush(`noise ${i}`);
-          counts.pushes++;
-          await new Promise((res) => setTimeout(res, Math.max(0, 1_000 - (Date.now() - pushed))));
-        }
-      })(),
-    ];
+    // The abuser (fair-shares-flood.ts, its own process like any client): 8 loops with its own /v1 token
+    // flooding /v1, 8 loops of signed deliveries flooding /hooks for its repositories, back to back (twice
+    // the 4 + 4 loops this test ran in its own process before), and a push every second (to its repositories
+    // in turn) changing every function of the repository (a new build per function per push; its builds
+    // never finish: long builds).
+    const flood = await startFlood({
+      base,
+      token: await hs256Token({}, { sub: 'abuser@example.com' }),
+      v1Path: `/v1/namespaces/${namespaceForSubject('abuser@example.com')}/functions`,
+      v1Workers: 8,
+      webhookSecret: WEBHOOK_SECRET,
+      hookWorkers: 8,
+      pushEveryMs: 1_000,
+      repositories: abuserClones.map((clone, r) => ({
+        hookPath: `/hooks/${abuserNs}/abuser-${r}`,
+        cloneDir: clone.dir,
+        functions: Array.from({ length: ABUSER.functionsEach }, (_, f) => `noise-${r}-${f}`),
+      })),
+    });
     const loud: Round[] = [];
     let loudLoad = '';
+    let counts: FloodCounts | undefined;
     try {
       await new Promise((r) => setTimeout(r, 3_000));
       loudLoad = await watch(async () => {
         for (let i = 0; i < ROUNDS; i++) loud.push(await pushToServe(1 + ROUNDS + i));
       });
     } finally {
-      stop = true;
-      await Promise.all(workers);
+      counts = await flood.stop();
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const phases = (rs: Round[]) =>
@@ -274,10 +254,11 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     t.diagnostic(`without the abuser: ${phases(quiet)}; ${quietLoad}`);
     t.diagnostic(`with the abuser:    ${phases(loud)}; ${loudLoad}`);
     t.diagnostic(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    t.diagnostic(`the abuser sent ${JSON.stringify(counts)}; its build Jobs: ${abuserJobs}`);
+    const perSecond = counts ? ((counts.v1 + counts.v1Limited + counts.hooks + counts.hooksLimited) / Math.max(1, counts.seconds)).toFixed(0) : '?';
+    t.diagnostic(`the abuser sent ${JSON.stringify(counts)} (${perSecond} requests/s); its build Jobs: ${abuserJobs}`);
     const ratio = median(loud.map((r) => r.total)) / median(quiet.map((r) => r.total));
     t.diagnostic(`ratio of medians with/without the abuser: ${ratio.toFixed(2)}`);
-    assert.ok(counts.v1Limited > 0 && counts.hooksLimited > 0, `the abuser reached its limits: ${JSON.stringify(counts)}`);
+    assert.ok(counts && counts.v1Limited > 0 && counts.hooksLimited > 0, `the abuser reached its limits: ${JSON.stringify(counts)}`);
     // The victim is still served while the abuser floods (each round above waited for Ready on the new image).
     // What the queues decide: the victim's sync never waits behind the abuser's. The time from the 202 to
     // the synced status that its syncs did not run is the wait for a slot plus the watch and status
@@ -286,14 +267,12 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     const waited = (r: Round) => Math.max(0, r.synced - r.hook - r.syncRun);
     t.diagnostic(`victim's wait for a sync slot, median: ${median(quiet.map(waited))} ms without, ${median(loud.map(waited))} ms with the abuser`);
     assert.ok(median(loud.map(waited)) <= QUEUE_WAIT_BOUND_MS, `the victim's sync waited ${median(loud.map(waited))} ms (median) for a slot while the abuser flooded`);
-    // NOT asserted: the goal, median with the abuser <= 1.2x the median without. The sync share
-    // (SLESS_SYNC_SHARE, production's default here) folds the abuser's pushes (22 syncs running 77 s of
-    // 44 s before, 4 running 3.6 s of 16 s with it) and took the ratio from 2.99x (load average 7.8) to
-    // 1.40x, 1.51x (load average 3.1, 3.7; 1.66x with 15 s of flood before the rounds, so its banked
-    // bursts are spent); the victim's sync still runs slower beside the flood (0.12 -> 0.63-1.05 s):
-    // the flood's clients and the ~300 refused requests a second share this process's event loop with
-    // the controller, and the API server, the git server and SeaweedFS share 2 cores, which no queue
-    // decides. Issue 11 item 5 stays open until the bound holds reliably.
+    // NOT asserted: the goal, median with the abuser <= 1.2x the median without (README, Security model:
+    // the figures of each run). The sync share (SLESS_SYNC_SHARE, production's default here) folds the
+    // abuser's pushes (22 syncs running 77 s of 44 s before, 4-7 running 3.6-7.6 s of 15-16 s with it); with
+    // the flood in its own process the ratio was 1.41x (load average 5.2): the victim's sync still runs
+    // slower beside the abuser's (0.13 -> 0.44 s), since the API server, the git server and SeaweedFS share
+    // 2 cores, which no queue decides. Issue 11 item 5 stays open until the bound holds reliably.
   });
 });
 
@@ -310,4 +289,39 @@ async function serveFirstBuild(kit: Kit, name: string): Promise<void> {
   await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: `sha256:${'d'.repeat(64)}` });
   await kit.serve(name);
   await eventually(async () => assert.equal((await kit.getFunction(name))?.status?.phase, 'Ready'), { timeoutMs: 60_000 });
+}
+
+/** What the flood child sent and was answered (429: refused by a rate limit), its wall and CPU seconds. */
+interface FloodCounts {
+  readonly v1: number;
+  readonly v1Limited: number;
+  readonly hooks: number;
+  readonly hooksLimited: number;
+  readonly failed: number;
+  readonly pushes: number;
+  readonly seconds: number;
+  readonly cpuSeconds: number;
+}
+
+/** Starts fair-shares-flood.ts in a child process; `stop()` ends it and returns its counts. */
+async function startFlood(flood: Flood): Promise<{ stop(): Promise<FloodCounts> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fair-shares-flood.ts'), JSON.stringify(flood)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const line = async (what: string) => {
+    const next = await lines.next();
+    if (next.done) throw new Error(`the flood child exited (code ${await exited}) before ${what}`);
+    return JSON.parse(next.value) as unknown;
+  };
+  await line('it was ready');
+  return {
+    async stop() {
+      child.stdin.end('stop\n');
+      const counts = (await line('it reported its counts')) as FloodCounts;
+      await exited;
+      return counts;
+    },
+  };
 }
