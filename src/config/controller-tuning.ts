@@ -80,7 +80,7 @@ export const controllerTuningSpecs = {
     env: 'SLESS_SYNC_SHARE',
     schema: z.coerce.number().gt(0),
     default: DEFAULT_SYNC_SHARE,
-    describe: "share of the time one repository's syncs may keep the controller busy (0.1: after a 3 s burst, a sync that ran d waits 10 d); 1 turns it off",
+    describe: "share of the time one repository's syncs may keep the controller busy (0.1: after a 3 s burst, a sync that ran d waits 10 d), and one namespace's while a lighter namespace syncs; 1 turns it off",
   },
   minInterval: { env: 'SLESS_MIN_INTERVAL', schema: duration, default: DEFAULT_MIN_INTERVAL_MS, describe: 'shortest spec.interval honoured (shorter ones are raised to it)' },
   imagePullSecrets: { env: 'SLESS_IMAGE_PULL_SECRETS', schema: list, describe: 'Secrets (in each function namespace) function pods pull their image with, comma-separated' },

@@ -29,7 +29,7 @@ import type { InformerEvent } from './runtime/resilient-informer.ts';
 import { reuseConnections } from './runtime/reuse-connections.ts';
 import type { Timers } from './runtime/timers.ts';
 import { TimeBudget } from './runtime/time-budget.ts';
-import { WorkQueue } from './runtime/work-queue.ts';
+import { WorkQueue, type WorkQueueOptions } from './runtime/work-queue.ts';
 import { announcesNewHead } from './reconcilers/sync-hint.ts';
 import {
   DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
@@ -173,7 +173,7 @@ export class Controller {
       pool: PQueue,
       handler: (key: string) => Promise<unknown>,
       groupOf: (key: string) => string,
-      fairness: { maxRunningPerNamespace?: number; urgentOf?: (key: string) => boolean; budget?: TimeBudget } = {},
+      fairness: Pick<WorkQueueOptions, 'maxRunningPerNamespace' | 'urgentOf' | 'budget' | 'namespaceBudget'> = {},
     ) =>
       new WorkQueue({
         name: kind,
@@ -212,6 +212,11 @@ export class Controller {
           // A webhook's push goes before routine resyncs; a repository syncing all the time waits its turn.
           urgentOf: (k) => announcesNewHead(caches.repositories.get(splitKey(k).name, splitKey(k).namespace)),
           budget: new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS }),
+          // And a tenant's repositories together, beside a lighter tenant: four busy repositories are not four shares.
+          namespaceBudget: {
+            budget: new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS }),
+            contendedMs: SYNC_WAIT_MAX_MS,
+          },
         },
       ),
       Function: queue('Function', pools.builds, (k) => functions.reconcile(k), (k) => repositoryGroup(k, caches.functions)),

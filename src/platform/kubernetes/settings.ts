@@ -120,7 +120,10 @@ export function defaultSyncsPerNamespace(syncs: number): number {
  * the repository's next sync starts, with SYNC_BURST_MS banked by a quiet repository (it never waits)
  * and SYNC_WAIT_MAX_MS the longest wait. A repository pushed every second then syncs about once per
  * 10 x its sync time, its pushes folded into that sync, and leaves the CPU it shares (2 cores: the
- * controller, the API server, git, S3) to the other tenants (kube-fair-shares.test.ts).
+ * controller, the API server, git, S3) to the other tenants (kube-fair-shares.test.ts). A namespace's
+ * repositories together keep to the same share while a lighter namespace (not in debt) has synced within
+ * SYNC_WAIT_MAX_MS, so a tenant's many busy repositories are not many shares; alone, or among tenants as
+ * busy (a restart), a namespace is held back only per repository.
  */
 export const DEFAULT_SYNC_SHARE = 0.1;
 export const SYNC_BURST_MS = 3_000;

@@ -37,6 +37,25 @@ describe('TimeBudget: run time one group may use', () => {
   });
 });
 
+/** A minute in 100-ms steps: `each(t)` adds keys, then the handlers whose time is up finish. */
+async function aMinute(timers: FakeTimers, running: Map<string, { until: number; done: () => void }>, each: (t: number) => void): Promise<void> {
+  const tick = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+  for (let t = 0; t < 60_000; t += 100) {
+    each(t);
+    await tick();
+    for (const [key, r] of running) {
+      if (r.until <= timers.now()) {
+        running.delete(key);
+        r.done();
+      }
+    }
+    await tick();
+    timers.advance(100);
+  }
+}
+
 describe('WorkQueue with a time budget', () => {
   /** A repository pushed every 200 ms for a minute; each of its syncs runs 500 ms. Answers its syncs and when another repository's ran. */
   async function pushEvery200ms(share: number) {
@@ -56,22 +75,10 @@ describe('WorkQueue with a time budget', () => {
           running.set(key, { until: timers.now() + 500, done });
         }),
     });
-    const tick = async () => {
-      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-    };
-    for (let t = 0; t < 60_000; t += 100) {
+    await aMinute(timers, running, (t) => {
       if (t % 200 === 0) q.add('abuser/noisy');
       if (t === 30_000) q.add('victim/app');
-      await tick();
-      for (const [key, r] of running) {
-        if (r.until <= timers.now()) {
-          running.delete(key);
-          r.done();
-        }
-      }
-      await tick();
-      timers.advance(100);
-    }
+    });
     q.stop();
     return { noisy: started.filter(([k]) => k === 'abuser/noisy').length, victim: started.find(([k]) => k === 'victim/app')?.[1] };
   }
@@ -103,5 +110,53 @@ describe('RunMeter: what a run costs its group', () => {
     // The abuser's runs side by side do not discount each other; the victim's beside them does, a little.
     assert.equal(m.end('abuser/a', 5_000), 3_000 / 2 + 1_000);
     assert.equal(m.end('abuser/b', 5_000), 3_000 / 2 + 1_000);
+  });
+});
+
+describe('WorkQueue with a namespace budget', () => {
+  /**
+   * Namespace `abuser` pushes to 4 repositories every 200 ms each, for a minute (each sync runs 500 ms);
+   * namespace `victim`, when present, pushes one repository every 2 s (its syncs run 100 ms). Answers how
+   * many syncs each namespace ran.
+   */
+  async function fourRepositoriesPushed(opts: { victim: boolean; namespaceBudget: boolean }) {
+    const timers = new FakeTimers();
+    const pool = new PQueue({ concurrency: 8 });
+    const running = new Map<string, { until: number; done: () => void }>();
+    const started: string[] = [];
+    const budget = () => new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 30_000 });
+    const q = new WorkQueue({
+      name: 'budget',
+      pool,
+      timers,
+      groupOf: (key) => key,
+      budget: budget(),
+      ...(opts.namespaceBudget ? { namespaceBudget: { budget: budget(), contendedMs: 30_000 } } : {}),
+      handler: (key) =>
+        new Promise<void>((done) => {
+          started.push(key);
+          running.set(key, { until: timers.now() + (key.startsWith('victim/') ? 100 : 500), done });
+        }),
+    });
+    await aMinute(timers, running, (t) => {
+      if (t % 200 === 0) for (let r = 0; r < 4; r++) q.add(`abuser/repo-${r}`);
+      if (opts.victim && t % 2_000 === 0) q.add('victim/app');
+    });
+    q.stop();
+    return { abuser: started.filter((k) => k.startsWith('abuser/')).length, victim: started.filter((k) => k.startsWith('victim/')).length };
+  }
+
+  it('holds a namespace of many busy repositories to one share while a lighter namespace syncs', async () => {
+    const perRepository = await fourRepositoriesPushed({ victim: true, namespaceBudget: false });
+    const perNamespace = await fourRepositoriesPushed({ victim: true, namespaceBudget: true });
+    // Each repository's own share: 4 x about 17 syncs. The namespace's: 3 s of burst, then 500 ms per 5 s.
+    assert.ok(perRepository.abuser >= 50, `four repositories' shares: ${perRepository.abuser} syncs`);
+    assert.ok(perNamespace.abuser <= 22, `one namespace's share: ${perNamespace.abuser} syncs`);
+    assert.equal(perNamespace.victim, 30, 'the light namespace syncs every push');
+  });
+
+  it('does not hold back a namespace that is alone (nobody lighter is waiting for the controller)', async () => {
+    const alone = await fourRepositoriesPushed({ victim: false, namespaceBudget: true });
+    assert.ok(alone.abuser >= 50, `alone it keeps its repositories' shares: ${alone.abuser} syncs`);
   });
 });

@@ -9,7 +9,10 @@
 // webhook's push does not wait behind a hundred routine resyncs. With a `budget` (time-budget.ts), a group
 // whose runs kept the controller busy more than its share waits before its next run (a run costs its
 // wall time less what other tenants' runs beside it added: RunMeter), and what is added meanwhile folds
-// into that one run. The pool runs anonymous turns, each picks the next key.
+// into that one run. With a `namespaceBudget`, a namespace's groups together keep to one share too, while a
+// lighter namespace (one not in debt) has had keys within `contendedMs`: many busy repositories of one
+// tenant do not add up to many shares beside another tenant, and a tenant alone (or among tenants all as
+// busy: a restart) is not held back by it. The pool runs anonymous turns, each picks the next key.
 import type PQueue from 'p-queue';
 import { FairLanes, tenantOf } from './fair-lanes.ts';
 import { RunMeter, type TimeBudget } from './time-budget.ts';
@@ -37,6 +40,8 @@ export interface WorkQueueOptions {
   readonly urgentOf?: (key: string) => boolean;
   /** Run time each group may use (charged per run); a group in debt waits (default: none waits). */
   readonly budget?: TimeBudget;
+  /** Run time each namespace may use while a lighter namespace (not in debt) had keys within `contendedMs`. */
+  readonly namespaceBudget?: { readonly budget: TimeBudget; readonly contendedMs: number };
   /** A key was held back for its group's budget this long. */
   readonly onBudgetWait?: (key: string, waitMs: number) => void;
 }
@@ -58,6 +63,8 @@ export class WorkQueue {
   private parked = 0;
   /** What each run costs its group's budget (its wall time less what other tenants' runs beside it added). */
   private readonly meter = new RunMeter();
+  /** When each namespace last had a key added or ending (for namespaceBudget's contention). */
+  private readonly seen = new Map<string, number>();
   private readonly timers: Timers;
   private stopped = false;
 
@@ -77,7 +84,8 @@ export class WorkQueue {
       return;
     }
     const group = this.opts.groupOf?.(key) ?? namespaceOf(key);
-    const wait = this.opts.budget?.waitMs(group, this.timers.now()) ?? 0;
+    const now = this.timers.now();
+    const wait = Math.max(this.opts.budget?.waitMs(group, now) ?? 0, this.namespaceWait(tenantOf(group), now));
     if (wait > 0) {
       this.opts.onBudgetWait?.(key, wait);
       return this.addLater(key, wait);
@@ -89,6 +97,20 @@ export class WorkQueue {
     this.queuedAs.set(key, { group, urgent });
     (urgent ? this.urgent : this.ready).push(group, key);
     void this.opts.pool.add(() => this.turn());
+  }
+
+  /** How long namespace `ns` waits for its namespace budget: only while a lighter namespace has been active. */
+  private namespaceWait(ns: string, now: number): number {
+    const nb = this.opts.namespaceBudget;
+    if (!nb) return 0;
+    this.seen.set(ns, now);
+    const wait = nb.budget.waitMs(ns, now);
+    if (wait === 0) return 0;
+    for (const [other, at] of this.seen) {
+      if (now - at > nb.contendedMs) this.seen.delete(other);
+      else if (other !== ns && nb.budget.waitMs(other, now) === 0) return wait;
+    }
+    return 0;
   }
 
   /** A routine key still waiting became urgent (a webhook arrived for it): it moves to the urgent lanes. */
@@ -167,7 +189,8 @@ export class WorkQueue {
     }
     this.state.set(key, 'running');
     let retryIn: number | undefined;
-    if (this.opts.budget) this.meter.start(key, tenant, this.timers.now());
+    const metered = this.opts.budget !== undefined || this.opts.namespaceBudget !== undefined;
+    if (metered) this.meter.start(key, tenant, this.timers.now());
     try {
       const result = await this.opts.handler(key);
       this.failures.delete(key);
@@ -179,9 +202,12 @@ export class WorkQueue {
       retryIn = backoffDelay(attempt, baseMs, maxMs);
       this.opts.onError?.(key, err, retryIn);
     }
-    if (this.opts.budget) {
+    if (metered) {
       const ended = this.timers.now();
-      this.opts.budget.charge(this.opts.groupOf?.(key) ?? namespaceOf(key), this.meter.end(key, ended), ended);
+      const cost = this.meter.end(key, ended);
+      this.opts.budget?.charge(this.opts.groupOf?.(key) ?? namespaceOf(key), cost, ended);
+      this.opts.namespaceBudget?.budget.charge(tenant, cost, ended);
+      if (this.opts.namespaceBudget) this.seen.set(tenant, ended);
     }
     const dirty = this.state.get(key) === 'dirty';
     this.state.delete(key);
