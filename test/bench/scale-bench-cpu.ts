@@ -29,6 +29,16 @@ async function stat(pid: number | 'self'): Promise<{ pid: number; ppid: number; 
   }
 }
 
+/** The program's file name (`kube-apiserver-1.35.4`): /proc's comm keeps only its first 15 characters. */
+async function programName(pid: number, comm: string): Promise<string> {
+  try {
+    const argv0 = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0] ?? '';
+    return argv0.slice(argv0.lastIndexOf('/') + 1) || comm;
+  } catch {
+    return comm;
+  }
+}
+
 async function machineMs(): Promise<number> {
   const cpu = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal
@@ -58,7 +68,7 @@ export async function sampleCpu(labels: ReadonlyMap<number, string> = new Map())
     const pid = todo.pop()!;
     const s = byPid.get(pid);
     if (!s) continue;
-    add(labels.get(pid) ?? s.comm, s.ms);
+    add(labels.get(pid) ?? (await programName(pid, s.comm)), s.ms);
     todo.push(...(children.get(pid) ?? []));
   }
   return { at: Date.now(), byLabel, machineMs: await machineMs() };
