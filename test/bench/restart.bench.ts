@@ -1,6 +1,7 @@
 // Controller restart benchmark (issue 15; not part of npm test):
 //   node --import tsx test/bench/restart.bench.ts [--functions 1000] [--repositories 1] [--restarts 3]
 //        [--sless-bin /tmp/build/bin/sless.js] [--cpu-prof DIR] [--controller-log FILE] [--memory-every MS]
+//        [--request-when before|after|both]
 // N functions (R repositories) reach steady state under a real `sless controller` (scale-bench.ts); then
 // the controller is stopped and started again over the same git cache, `--restarts` times. Each restart:
 // a sync of every repository is requested while no controller runs (as a webhook would have been), and
@@ -9,6 +10,8 @@
 // rebuilds (build Jobs the harness saw) and the writes (counted at the proxy; the handled requests' own
 // status writes, one per repository, are the expected ones and shown apart), and how long until every
 // work queue is empty. Baseline from the same run: a no-change sync of the running controller.
+// `--request-when after` asks for the sync only once the new process leads and watches (as controller.bench
+// does), `both` alternates (odd rounds before, even after).
 // Memory (issue 15's RSS goal) is sampled all along (memory-probe.ts): at steady state, its peak until
 // then, and where it is (V8 heap per space, native, file-backed); `memory` in the JSON is the timeline.
 import { parseArgs } from 'node:util';
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'controller-log': { type: 'string' },
     'memory-every': { type: 'string', default: '2000' },
+    'request-when': { type: 'string', default: 'before' },
   },
 });
 const N = Number(values.functions);
@@ -67,14 +71,20 @@ runBench(async (life) => {
   for (let round = 1; round <= Number(values.restarts); round++) {
     running = undefined;
     await bench.stopController();
-    const at = new Date().toISOString();
-    for (const r of bench.repos) await bench.requestSync(r.name, at);
+    const when = values['request-when'] === 'both' ? (round % 2 === 1 ? 'before' : 'after') : values['request-when'];
+    const requestAll = async () => {
+      const at = new Date().toISOString();
+      for (const r of bench.repos) await bench.requestSync(r.name, at);
+      return at;
+    };
+    let at = when === 'before' ? await requestAll() : '';
     const builds = bench.harness.builds;
     const counts = new Map(bench.proxy.counts);
     const objects = new Map(bench.proxy.perObject);
     const spawned = Date.now();
     const c = await bench.startController({ SLESS_LOG_LEVEL: 'info' });
     running = c;
+    if (when === 'after') at = await requestAll();
     const syncMs = Math.max(...(await Promise.all(bench.repos.map((r) => bench.handled(r.name, at, spawned)))));
     // Before polling /metrics below: the process keeps only its last 200 log chunks.
     const phases = logTimes(c.log, spawned, { serving: 'serving on port', leading: 'LeaderElected', synced: 'ControllerStarted' });
@@ -95,6 +105,7 @@ runBench(async (life) => {
     const rss = await procStatus(c.pid);
     const result = {
       round,
+      syncRequested: when,
       restartToNoChangeSyncMs: syncMs,
       modulesLoadedMs: modulesMs,
       servingMs: phases.serving,
@@ -113,7 +124,7 @@ runBench(async (life) => {
     };
     results.push(result);
     log(
-      `restart ${round}: first no-change sync after ${syncMs} ms (modules loaded at ${modulesMs} ms, HTTP serving at ${phases.serving} ms, leading at ${phases.leading} ms, informers synced at ${phases.synced} ms, ` +
+      `restart ${round} (sync requested ${when} the start): first no-change sync after ${syncMs} ms (modules loaded at ${modulesMs} ms, HTTP serving at ${phases.serving} ms, leading at ${phases.leading} ms, informers synced at ${phases.synced} ms, ` +
         `${syncs?.count} sync(s) taking ${syncs?.seconds.toFixed(2)} s, queues empty at ${idleMs ?? '>120000'} ms); ` +
         `${result.rebuilds} rebuilds; ${result.writes} writes besides the ${expected} handled-request status writes; ${reads} reads; RSS ${result.rssMb} MB; load average ${result.loadAverage}`,
     );
