@@ -16,7 +16,7 @@ import { Registry } from 'prom-client';
 import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { GROUP, VERSION } from '../../src/platform/kubernetes/crd-types.ts';
-import { DEFAULT_BUILDS_PER_NAMESPACE, DEFAULT_SYNC_SHARE } from '../../src/platform/kubernetes/settings.ts';
+import { DEFAULT_BUILDS_PER_NAMESPACE, DEFAULT_SYNC_SHARE, SYNC_WAIT_MAX_MS } from '../../src/platform/kubernetes/settings.ts';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import { PlatformError } from '../../src/platform/types.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store/memory-log.ts';
@@ -70,8 +70,17 @@ const delivery = (after: string) => signedPushDelivery(WEBHOOK_SECRET, after);
 
 /** The abuser: several repositories of several functions each, in its own namespace (another tenant). */
 const ABUSER = { repositories: 4, functionsEach: 5 } as const;
-/** Victim rounds per condition: the bound is on the median, so one slow round (a GC, another session's burst) does not decide. */
-const ROUNDS = 5;
+/**
+ * Victim rounds per condition (about 2 s each): the bound is on the median, so one slow round (a GC, another
+ * session's burst) does not decide; 15 rounds with the abuser span more than its syncs' period under the
+ * budget (all its repositories at once about every SYNC_WAIT_MAX_MS), so they always meet some of them.
+ */
+const ROUNDS = 15;
+/**
+ * The abuser floods this long before the rounds with it: longer than a sync budget's longest wait, so the
+ * rounds see it at its steady share, not in the pause that the debt of its first syncs (at setup) causes.
+ */
+const FLOOD_LEAD_MS = SYNC_WAIT_MAX_MS + 5_000;
 /** The victim's sync may wait this long (median) for a slot while the abuser floods: generous, the machine is loaded. */
 const QUEUE_WAIT_BOUND_MS = 2_000;
 
@@ -100,7 +109,8 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     }
     await kit.clone.write({ ...nodeFunction('victim') });
     await kit.clone.commitAndPush('victim');
-    // The shared HTTP surface of `sless controller`, with its rate limits (small, so the flood reaches them).
+    // The shared HTTP surface of `sless controller`, with its rate limits (small, so the flood reaches them;
+    // 40 deliveries a minute per repository: the victim sends 30 in its rounds).
     app = await buildApp({
       platform: new KubernetesPlatform({ kubeConfig: kit.kc, store: testS3Store(), settings: platformSettings(testS3Store()) }),
       invocationLog: createMemoryInvocationLog(),
@@ -108,7 +118,7 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
       auth: { key: { kind: 'hs256', secret: SECRET } },
       registry: new Registry(),
       logger: false,
-      rateLimits: { v1PerMinute: 120, hooksPerMinute: 10 },
+      rateLimits: { v1PerMinute: 120, hooksPerMinute: 40 },
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -237,7 +247,7 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     let loudLoad = '';
     let counts: FloodCounts | undefined;
     try {
-      await new Promise((r) => setTimeout(r, 3_000));
+      await new Promise((r) => setTimeout(r, FLOOD_LEAD_MS));
       loudLoad = await watch(async () => {
         for (let i = 0; i < ROUNDS; i++) loud.push(await pushToServe(1 + ROUNDS + i));
       });
@@ -268,11 +278,11 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     t.diagnostic(`victim's wait for a sync slot, median: ${median(quiet.map(waited))} ms without, ${median(loud.map(waited))} ms with the abuser`);
     assert.ok(median(loud.map(waited)) <= QUEUE_WAIT_BOUND_MS, `the victim's sync waited ${median(loud.map(waited))} ms (median) for a slot while the abuser flooded`);
     // NOT asserted: the goal, median with the abuser <= 1.2x the median without (README, Security model:
-    // the figures of each run). The sync share (SLESS_SYNC_SHARE, production's default here) folds the
-    // abuser's pushes (22 syncs running 77 s of 44 s before, 4-7 running 3.6-7.6 s of 15-16 s with it); with
-    // the flood in its own process the ratio was 1.41x (load average 5.2): the victim's sync still runs
-    // slower beside the abuser's (0.13 -> 0.44 s), since the API server, the git server and SeaweedFS share
-    // 2 cores, which no queue decides. Issue 11 item 5 stays open until the bound holds reliably.
+    // the figures of each run). With the flood in its own process and the per-repository share: 1.41x (the
+    // abuser's 4 repositories' shares added up); with a namespace's repositories held to one share beside a
+    // lighter namespace: 1.13, 1.12, 1.08 (5 rounds) and 1.18 (15 rounds, load average 3.5). The victim's
+    // sync still runs about twice as long beside the flood (the API server, the git server and SeaweedFS
+    // share 2 cores with it, which no queue decides), so on a busier machine the ratio can pass 1.2.
   });
 });
 
