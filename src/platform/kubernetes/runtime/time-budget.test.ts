@@ -96,6 +96,41 @@ describe('WorkQueue with a time budget', () => {
     const { victim } = await pushEvery200ms(0.1);
     assert.ok(victim !== undefined && victim <= 30_200, `the other repository's sync started at ${victim} ms, added at 30000`);
   });
+
+  it('does not charge a repository’s first sync in this process (the cold or start-up sync), only those after it', async () => {
+    const timers = new FakeTimers();
+    const started: number[] = [];
+    const took = [6_000, 6_000, 100];
+    const q = new WorkQueue({
+      name: 'budget',
+      pool: new PQueue({ concurrency: 1 }),
+      timers,
+      groupOf: (key) => key,
+      budget: new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 30_000 }),
+      handler: () => {
+        started.push(timers.now());
+        const ms = took[started.length - 1] ?? 100;
+        return new Promise<void>((done) => setTimeout(done, 0)).then(() => timers.advance(ms));
+      },
+    });
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+    q.add('tenant/repo');
+    await settle();
+    // A push right after a 6-s start-up sync: it runs at once (the burst is whole), not 30 s later.
+    q.add('tenant/repo');
+    await settle();
+    assert.deepEqual(started, [0, 6_000]);
+    // That second 6-s sync is charged: 3 - 6 = -3 s of debt, 30 s at a tenth.
+    q.add('tenant/repo');
+    await settle();
+    assert.equal(started.length, 2, 'the third sync waits for the debt of the second');
+    timers.advance(30_000);
+    await settle();
+    assert.equal(started.length, 3);
+    q.stop();
+  });
 });
 
 describe('RunMeter: what a run costs its group', () => {
