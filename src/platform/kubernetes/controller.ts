@@ -200,6 +200,7 @@ export class Controller {
           logger.warn(`ReconcileError: ${kind} ${key}: ${err instanceof Error ? err.message : String(err)}; retrying in ${retry} ms`, { reason: 'ReconcileError' }),
         onDepth: (name, depth) => this.metrics.queueDepth.set({ queue: name }, depth),
       });
+    const syncBudget = () => new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS });
     this.queues = {
       // Syncs run long (fetch, uploads): one namespace never holds the whole pool (fair shares, README).
       FunctionRepository: queue(
@@ -211,10 +212,10 @@ export class Controller {
           maxRunningPerNamespace: settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(pools.syncs.concurrency),
           // A webhook's push goes before routine resyncs; a repository syncing all the time waits its turn.
           urgentOf: (k) => announcesNewHead(caches.repositories.get(splitKey(k).name, splitKey(k).namespace)),
-          budget: new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS }),
+          budget: syncBudget(),
           // And a tenant's repositories together, beside a lighter tenant: four busy repositories are not four shares.
           namespaceBudget: {
-            budget: new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS }),
+            budget: syncBudget(),
             contendedMs: SYNC_WAIT_MAX_MS,
           },
         },

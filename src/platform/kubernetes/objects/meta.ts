@@ -23,6 +23,9 @@ export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
 } as const;
 
+/** The label the Job controller puts on the pods of a Job (the Job's name). */
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
 export const ANNOTATIONS = {
   requestedAt: ANNOTATION_REQUESTED_AT,
   /** Beside requestedAt when a push webhook asked for the sync: the commit it named (a hint; the sync checks it). */

@@ -1,5 +1,6 @@
 // Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
 // message, where kaniko writes the digest; the log, where a function prints its result).
+import { JOB_NAME_LABEL } from '../objects/meta.ts';
 import { select } from '../runtime/cache-index.ts';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/kube-client.ts';
@@ -19,8 +20,6 @@ export function jobFailureReason(job: V1Job): string {
   const failed = (job.status?.conditions ?? []).find((c) => c.type === 'Failed' && c.status === 'True');
   return failed ? `${failed.reason ?? 'Failed'}${failed.message ? `: ${failed.message}` : ''}` : 'failed';
 }
-
-const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
 /**
  * The Job's most recent pod, if any: from `cache` (the build pods' watch) when it shows every pod the

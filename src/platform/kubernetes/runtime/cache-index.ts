@@ -4,7 +4,7 @@
 // the arrays list() copies for them were ~10 s of the controller's 82 CPU s (controller.bench CPU profile).
 // The informer keeps each index current as events arrive (resilient-informer.ts); a cache without one
 // (tests' fakes) is scanned.
-import { LABELS } from '../objects/meta.ts';
+import { JOB_NAME_LABEL, LABELS } from '../objects/meta.ts';
 
 /** What an index reads of an object (typed client-node objects and the sless resources alike). */
 export interface Indexed {
@@ -14,7 +14,6 @@ export interface Indexed {
 /** One value per object (or none): the index maps each value to the objects that have it. */
 export type IndexFn = (obj: Indexed) => string | undefined;
 
-const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 const ns = (o: Indexed) => o.metadata?.namespace ?? '';
 
 export const INDEXES = {
