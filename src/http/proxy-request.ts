@@ -26,11 +26,7 @@ export interface ProxyContext {
   readonly maxBodyBytes: number;
   /** Take the client address and scheme from X-Forwarded-For/-Proto (behind a trusted proxy). */
   readonly trustProxy: boolean;
-  readonly log: {
-    info(obj: object, msg: string): void;
-    warn(obj: object, msg: string): void;
-    error(obj: object, msg: string): void;
-  };
+  readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
 /** Status recorded when the client went away before the response ended (nginx's convention). */
@@ -51,11 +47,7 @@ export const awaitingContinue = new WeakSet<IncomingMessage>();
 
 const EXPECTED_503: ReadonlySet<string> = new Set(['function_not_ready', 'function_disabled']);
 
-export async function proxyRequest(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: ProxyContext,
-): Promise<void> {
+export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Promise<void> {
   try {
     await forward(req, res, ctx);
   } catch (err) {
@@ -67,18 +59,14 @@ export async function proxyRequest(
     if (internal) ctx.log.error({ err, path }, 'proxying failed');
     // A function disabled, or still building or starting, is a state the caller's 503 explains, not a
     // fault: no warning line per early call (a first `sless dev` start would print one per retry).
-    else if (status >= 500 && !EXPECTED_503.has(body.code))
-      ctx.log.warn({ code: body.code, status, path }, body.error);
+    else if (status >= 500 && !EXPECTED_503.has(body.code)) ctx.log.warn({ code: body.code, status, path }, body.error);
     else if (status >= 500) ctx.log.info({ code: body.code, status, path }, body.error);
     if (res.headersSent) {
       res.destroy();
       return;
     }
     const json = JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(json),
-    });
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
     res.end(json);
   }
 }
@@ -105,9 +93,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
     if (!res.writableFinished) controller?.abort(new Error('the client closed the connection'));
     const finalStatus = res.writableFinished ? status || res.statusCode : CLIENT_CLOSED;
     const seconds = (performance.now() - started) / 1000;
-    const series = exists
-      ? invocationSeries(ctx.metrics, namespace, name, statusClass(finalStatus))
-      : invocationSeries(ctx.metrics, '', '', statusClass(finalStatus));
+    const series = exists ? invocationSeries(ctx.metrics, namespace, name, statusClass(finalStatus)) : invocationSeries(ctx.metrics, '', '', statusClass(finalStatus));
     series.count.inc();
     series.duration.observe(seconds);
     if (!exists) return;
@@ -125,10 +111,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   });
 
   if (!isDnsLabel(namespace) || !isDnsLabel(name)) {
-    throw new HttpError(
-      'invalid_name',
-      `"${namespace}/${name}" is not a namespace/function pair of DNS labels (a-z, 0-9, "-")`,
-    );
+    throw new HttpError('invalid_name', `"${namespace}/${name}" is not a namespace/function pair of DNS labels (a-z, 0-9, "-")`);
   }
   const endpoint = await ctx.platform.resolveEndpoint(namespace, name);
   exists = endpoint.kind !== 'not-found';
@@ -138,10 +121,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
     case 'disabled':
       throw new HttpError('function_disabled', `function ${namespace}/${name} has http.enabled: false`);
     case 'not-ready':
-      throw new HttpError(
-        'function_not_ready',
-        `function ${namespace}/${name} is not ready: ${endpoint.reason}`,
-      );
+      throw new HttpError('function_not_ready', `function ${namespace}/${name} is not ready: ${endpoint.reason}`);
     case 'ready':
       break;
   }
@@ -178,10 +158,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
           origin: endpoint.baseUrl,
           path: upstreamPath,
           method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-          headers: upstreamRequestHeaders(headers, {
-            ...clientOf(req, ctx.trustProxy),
-            prefix: `/fn/${namespace}/${name}`,
-          }),
+          headers: upstreamRequestHeaders(headers, { ...clientOf(req, ctx.trustProxy), prefix: `/fn/${namespace}/${name}` }),
           body,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
@@ -210,8 +187,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
             if (!started) return reject(err);
             // The client left or the function broke off mid-response: nothing more can be said on
             // this connection, so end it (the invocation log records what happened).
-            if (!res.destroyed)
-              ctx.log.warn({ err: err.message }, `response from ${namespace}/${name} broke off`);
+            if (!res.destroyed) ctx.log.warn({ err: err.message }, `response from ${namespace}/${name} broke off`);
             res.destroy();
             resolve();
           },
@@ -240,8 +216,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
         resetsLeft--;
         continue;
       }
-      const again =
-        untouched && unanswered && isConnectRefusal(err) && performance.now() + delayMs < giveUpAt;
+      const again = untouched && unanswered && isConnectRefusal(err) && performance.now() + delayMs < giveUpAt;
       if (!again) throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
       await sleep(delayMs);
       delayMs *= 2;
@@ -268,53 +243,29 @@ function isConnectRefusal(err: unknown): boolean {
   return chain.some((e) => REFUSALS.has((e as { code?: string } | undefined)?.code ?? ''));
 }
 
-function clientOf(
-  req: IncomingMessage,
-  trustProxy: boolean,
-): { clientIp: string | undefined; proto: string } {
+function clientOf(req: IncomingMessage, trustProxy: boolean): { clientIp: string | undefined; proto: string } {
   const socketProto = (req.socket as Partial<TLSSocket>).encrypted ? 'https' : 'http';
   if (!trustProxy) return { clientIp: req.socket.remoteAddress, proto: socketProto };
   const xff = req.headers['x-forwarded-for'];
   const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]?.trim();
   const xfp = req.headers['x-forwarded-proto'];
-  return {
-    clientIp: first || req.socket.remoteAddress,
-    proto: (Array.isArray(xfp) ? xfp[0] : xfp) ?? socketProto,
-  };
+  return { clientIp: first || req.socket.remoteAddress, proto: (Array.isArray(xfp) ? xfp[0] : xfp) ?? socketProto };
 }
 
 function tooLarge(limit: number): HttpError {
   return new HttpError('payload_too_large', `the request body is larger than the ${limit} byte limit of /fn`);
 }
 
-function upstreamError(
-  err: unknown,
-  namespace: string,
-  name: string,
-  timeoutSec: number,
-  limit: number,
-): Error {
+function upstreamError(err: unknown, namespace: string, name: string, timeoutSec: number, limit: number): Error {
   const chain = [err, (err as { cause?: unknown } | undefined)?.cause];
   if (chain.some((e) => e instanceof BodyTooLarge)) return tooLarge(limit);
-  if (
-    chain.some(
-      (e) => e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError,
-    )
-  ) {
-    return new HttpError(
-      'upstream_timeout',
-      `function ${namespace}/${name} did not answer within its timeout_sec (${timeoutSec}s)`,
-      {
-        cause: err,
-      },
-    );
+  if (chain.some((e) => e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError)) {
+    return new HttpError('upstream_timeout', `function ${namespace}/${name} did not answer within its timeout_sec (${timeoutSec}s)`, {
+      cause: err,
+    });
   }
   const e = err as { code?: string; message?: string };
-  return new HttpError(
-    'upstream_unreachable',
-    `function ${namespace}/${name} is unreachable: ${e.code ?? e.message ?? 'connection failed'}`,
-    {
-      cause: err,
-    },
-  );
+  return new HttpError('upstream_unreachable', `function ${namespace}/${name} is unreachable: ${e.code ?? e.message ?? 'connection failed'}`, {
+    cause: err,
+  });
 }
