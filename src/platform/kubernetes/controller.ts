@@ -35,6 +35,7 @@ import {
   DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
   DEFAULT_RECONCILE_CONCURRENCY,
   DEFAULT_SYNC_CONCURRENCY,
+  URGENT_SYNC_SLOTS,
   DEFAULT_SYNC_SHARE,
   defaultSyncsPerNamespace,
   LEGACY_BUILD_S3_SECRET,
@@ -87,7 +88,7 @@ export class Controller {
   /** Reconciles wait for it: a reconciler must see every cache complete (an owner, its Triggers, its workloads). */
   private readonly allSynced = new Promise<void>((resolve) => (this.markSynced = resolve));
   private stopped = false;
-  private readonly pools: Record<'syncs' | 'builds' | 'other', PQueue>;
+  private readonly pools: Record<'syncs' | 'urgentSyncs' | 'builds' | 'other', PQueue>;
   private readonly ctx: ReconcileContext;
 
   constructor(private readonly opts: ControllerOptions) {
@@ -165,6 +166,8 @@ export class Controller {
     const c = settings.concurrency ?? {};
     const pools = (this.pools = {
       syncs: new PQueue({ concurrency: c.syncs ?? DEFAULT_SYNC_CONCURRENCY }),
+      // Kept for webhook pushes: routine resyncs never hold it, so a push does not wait for one to end.
+      urgentSyncs: new PQueue({ concurrency: URGENT_SYNC_SLOTS }),
       builds: new PQueue({ concurrency: c.builds ?? DEFAULT_FUNCTION_RECONCILE_CONCURRENCY }),
       other: new PQueue({ concurrency: c.reconciles ?? DEFAULT_RECONCILE_CONCURRENCY }),
     });
@@ -173,7 +176,7 @@ export class Controller {
       pool: PQueue,
       handler: (key: string) => Promise<unknown>,
       groupOf: (key: string) => string,
-      fairness: Pick<WorkQueueOptions, 'maxRunningPerNamespace' | 'urgentOf' | 'budget' | 'namespaceBudget'> = {},
+      fairness: Pick<WorkQueueOptions, 'maxRunningPerNamespace' | 'urgentOf' | 'urgentPool' | 'budget' | 'namespaceBudget'> = {},
     ) =>
       new WorkQueue({
         name: kind,
@@ -212,6 +215,7 @@ export class Controller {
           maxRunningPerNamespace: settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(pools.syncs.concurrency),
           // A webhook's push goes before routine resyncs; a repository syncing all the time waits its turn.
           urgentOf: (k) => announcesNewHead(caches.repositories.get(splitKey(k).name, splitKey(k).namespace)),
+          urgentPool: pools.urgentSyncs,
           budget: syncBudget(),
           // And a tenant's repositories together, beside a lighter tenant: four busy repositories are not four shares.
           namespaceBudget: {

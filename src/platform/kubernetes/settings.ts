@@ -100,6 +100,12 @@ export interface TenantLimits {
  */
 export const DEFAULT_SYNC_CONCURRENCY = 8;
 /**
+ * Syncs of a pending push (a webhook naming a new head) beyond DEFAULT_SYNC_CONCURRENCY and the namespace
+ * cap, in slots routine resyncs never take (work-queue.ts urgentPool): among 99 busy repositories a push
+ * waited for a routine sync to end (test/bench/repos.bench.ts). One: pushes take turns by namespace there.
+ */
+export const URGENT_SYNC_SLOTS = 1;
+/**
  * The per-function work of one sync at once (context upload, then the Function and its Triggers applied):
  * I/O-bound, each request waits on the API server or S3, so 8 left the controller idle half of a
  * 1,000-function sync (about 4 functions a second at load 10); repositories take turns (fair-lanes.ts).

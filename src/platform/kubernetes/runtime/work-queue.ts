@@ -6,7 +6,10 @@
 // repository cannot delay the others; `maxRunningPerNamespace` caps what one namespace runs at once, so it
 // never holds every slot of the pool. Urgent keys (`urgentOf`: a sync request that names a new head) wait in
 // lanes of their own, taken before the others' (namespaces take turns there too, and the cap holds): a
-// webhook's push does not wait behind a hundred routine resyncs. With a `budget` (time-budget.ts), a group
+// webhook's push does not wait behind a hundred routine resyncs. The lanes only order what waits: with every
+// slot taken by routine runs (109-192 ms each at 100 repositories) a push still waited for one to end, so
+// an `urgentPool` keeps slots that only urgent keys take, beyond the pool and the namespace cap, used when
+// the pool has no room for them: a push starts at once, and a tenant's routine work can never fill them. With a `budget` (time-budget.ts), a group
 // whose runs kept the controller busy more than its share waits before its next run (a run costs its
 // wall time less what other tenants' runs beside it added: RunMeter), and what is added meanwhile folds
 // into that one run. With a `namespaceBudget`, a namespace's groups together keep to one share too, while a
@@ -38,6 +41,8 @@ export interface WorkQueueOptions {
   readonly maxRunningPerNamespace?: number;
   /** Asked when a key is added: true puts it before every routine key waiting (default: none is). */
   readonly urgentOf?: (key: string) => boolean;
+  /** Slots only urgent keys take, beyond `pool` and `maxRunningPerNamespace`, when `pool` has no room for them (default: none). */
+  readonly urgentPool?: PQueue;
   /** Run time each group may use (charged per run); a group in debt waits (default: none waits). */
   readonly budget?: TimeBudget;
   /** Run time each namespace may use while a lighter namespace (not in debt) had keys within `contendedMs`. */
@@ -98,7 +103,23 @@ export class WorkQueue {
     const urgent = this.opts.urgentOf?.(key) ?? false;
     this.queuedAs.set(key, { group, urgent });
     (urgent ? this.urgent : this.ready).push(group, key);
+    // A run in the kept slot takes one urgent key: no pool turn is owed for this one.
+    if (urgent && this.wouldWait(tenantOf(group)) && this.takeUrgentSlot()) return;
     void this.opts.pool.add(() => this.turn());
+  }
+
+  /** A key of namespace `ns` queued now would wait: the pool is full, or the namespace at its cap. */
+  private wouldWait(ns: string): boolean {
+    const { pool, maxRunningPerNamespace: cap } = this.opts;
+    return pool.pending + pool.size >= pool.concurrency || (cap !== undefined && (this.running.get(ns) ?? 0) >= cap);
+  }
+
+  /** Starts a turn in a kept slot for urgent keys if one is free; false when none is. */
+  private takeUrgentSlot(): boolean {
+    const slots = this.opts.urgentPool;
+    if (!slots || slots.pending + slots.size >= slots.concurrency || this.urgent.size === 0) return false;
+    void slots.add(() => this.turn(true));
+    return true;
   }
 
   /** How long namespace `ns` waits for its namespace budget: only while a lighter namespace has been active. */
@@ -122,6 +143,8 @@ export class WorkQueue {
     if (!this.ready.remove(queued.group, key)) return;
     queued.urgent = true;
     this.urgent.push(queued.group, key);
+    // It keeps its pool turn (one more than the keys left: that turn finds nothing or another key).
+    if (this.wouldWait(tenantOf(queued.group))) this.takeUrgentSlot();
   }
 
   /** Keys waiting or running. */
@@ -157,14 +180,18 @@ export class WorkQueue {
     this.delayed.delete(key);
   }
 
-  /** One turn of the pool: the next queued key in turn, from the namespace running the fewest. */
-  private async turn(): Promise<void> {
+  /**
+   * One turn of the pool: the next queued key in turn, from the namespace running the fewest. In a kept
+   * slot (`urgentSlot`): the next urgent key only, whatever its namespace runs (the cap keeps the pool's
+   * slots for the other namespaces; this slot is not one of them, and namespaces take turns for it).
+   */
+  private async turn(urgentSlot = false): Promise<void> {
     const cap = this.opts.maxRunningPerNamespace;
     const busy = (ns: string) => this.running.get(ns) ?? 0;
-    const mayRun = cap === undefined ? undefined : (ns: string) => busy(ns) < cap;
-    const key = this.urgent.shift(busy, mayRun) ?? this.ready.shift(busy, mayRun);
+    const mayRun = cap === undefined || urgentSlot ? undefined : (ns: string) => busy(ns) < cap;
+    const key = urgentSlot ? this.urgent.shift(busy) : (this.urgent.shift(busy, mayRun) ?? this.ready.shift(busy, mayRun));
     if (key === undefined) {
-      if (this.ready.size + this.urgent.size > 0) this.parked++;
+      if (!urgentSlot && this.ready.size + this.urgent.size > 0) this.parked++;
       return;
     }
     const queued = this.queuedAs.get(key);
@@ -181,6 +208,8 @@ export class WorkQueue {
         this.parked--;
         void this.opts.pool.add(() => this.turn());
       }
+      // Urgent keys still waiting: the slot goes to the next (its own turn still counts it as pending).
+      if (urgentSlot && this.urgent.size > 0) void this.opts.urgentPool?.add(() => this.turn(true));
     }
   }
 
