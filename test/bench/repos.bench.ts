@@ -1,6 +1,6 @@
 // Many-repositories benchmark (issue 15; not part of npm test):
 //   node --import tsx test/bench/repos.bench.ts [--repositories 100] [--functions 1000] [--rounds 3]
-//        [--sless-bin /tmp/build/bin/sless.js]
+//        [--sless-bin /tmp/build/bin/sless.js] [--controller-log FILE]
 // R FunctionRepositories with N/R functions each (scale-bench.ts) under a real `sless controller`:
 //   - steady state: from creating the repositories to every Function Ready and every repository Ready;
 //   - one push among busy repositories: a code change in one function of repository 0 → that Function's
@@ -21,6 +21,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     timeout: { type: 'string', default: '1500' },
     'sless-bin': { type: 'string' },
+    // A file that receives everything the controller prints (at SLESS_LOG_LEVEL, warn unless set).
+    'controller-log': { type: 'string' },
   },
 });
 const N = Number(values.functions);
@@ -31,8 +33,9 @@ runBench(async (life) => {
     functions: N,
     repositories: Number(values.repositories),
     ...(values['sless-bin'] ? { slessBin: values['sless-bin'] } : {}),
+    ...(values['controller-log'] ? { controllerLog: values['controller-log'] } : {}),
   });
-  await bench.startController();
+  await bench.startController(process.env.SLESS_LOG_LEVEL ? { SLESS_LOG_LEVEL: process.env.SLESS_LOG_LEVEL } : {});
   const t0 = Date.now();
   await bench.createRepositories();
   const steady = await bench.steadyState(t0, Number(values.timeout) * 1000);
