@@ -212,11 +212,11 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
     } catch (err) {
       const untouched = body === null || !body.readableDidRead;
       const unanswered = status === 0 && !res.destroyed;
-      if (unanswered && resetsLeft > 0 && isReset(err)) {
+      if (unanswered && resetsLeft > 0 && hasCode(err, RESETS)) {
         resetsLeft--;
         continue;
       }
-      const again = untouched && unanswered && isConnectRefusal(err) && performance.now() + delayMs < giveUpAt;
+      const again = untouched && unanswered && hasCode(err, REFUSALS) && performance.now() + delayMs < giveUpAt;
       if (!again) throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
       await sleep(delayMs);
       delayMs *= 2;
@@ -228,19 +228,16 @@ const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRAC
 /** The connection closed under a sent call (undici's "other side closed" is UND_ERR_SOCKET). */
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
-function isReset(err: unknown): boolean {
-  const chain = [err, (err as { cause?: unknown } | undefined)?.cause];
-  return chain.some((e) => RESETS.has((e as { code?: string } | undefined)?.code ?? ''));
-}
 
 /** How long a bodiless call rides out refused connections, and its first pause (doubling). */
 const CONNECT_RETRY_WINDOW_MS = 5_000;
 const CONNECT_RETRY_FIRST_MS = 50;
 const REFUSALS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-function isConnectRefusal(err: unknown): boolean {
+/** The error or its cause carries one of `codes` (undici wraps the socket's error). */
+function hasCode(err: unknown, codes: ReadonlySet<string>): boolean {
   const chain = [err, (err as { cause?: unknown } | undefined)?.cause];
-  return chain.some((e) => REFUSALS.has((e as { code?: string } | undefined)?.code ?? ''));
+  return chain.some((e) => codes.has((e as { code?: string } | undefined)?.code ?? ''));
 }
 
 function clientOf(req: IncomingMessage, trustProxy: boolean): { clientIp: string | undefined; proto: string } {
