@@ -9,6 +9,9 @@ export interface ControllerMetrics {
   readonly syncsUnchanged: Counter;
   readonly builds: Counter<'outcome'>;
   readonly queueDepth: Gauge<'queue'>;
+  /** Runs a queue held back for a group's share of run time (runtime/time-budget.ts), and for how long in all. */
+  readonly budgetWaits: Counter<'queue'>;
+  readonly budgetWaitSeconds: Counter<'queue'>;
   readonly reconcileDuration: Histogram<'kind' | 'outcome'>;
   readonly apiRequests: Gauge;
   readonly syncDuration: Metrics['syncDuration'];
@@ -36,6 +39,18 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       registers,
     }),
     queueDepth: new Gauge({ name: 'sless_workqueue_depth', help: 'Keys waiting or running per work queue', labelNames: ['queue'], registers }),
+    budgetWaits: new Counter({
+      name: 'sless_workqueue_budget_waits_total',
+      help: 'Runs held back because their repository or namespace used its share of run time',
+      labelNames: ['queue'],
+      registers,
+    }),
+    budgetWaitSeconds: new Counter({
+      name: 'sless_workqueue_budget_wait_seconds_total',
+      help: 'Seconds runs were held back for their share of run time, summed',
+      labelNames: ['queue'],
+      registers,
+    }),
     reconcileDuration: new Histogram({
       name: 'sless_reconcile_duration_seconds',
       help: 'Duration of one reconcile by kind and outcome',

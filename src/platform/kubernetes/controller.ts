@@ -13,6 +13,7 @@ import type { BuildLog } from '../../store/types.ts';
 import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createInformers, type ControllerInformers } from './controller-informers.ts';
+import { reportBudgetWait } from './budget-wait-report.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
 import { type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
@@ -202,6 +203,7 @@ export class Controller {
         onError: (key, err, retry) =>
           logger.warn(`ReconcileError: ${kind} ${key}: ${err instanceof Error ? err.message : String(err)}; retrying in ${retry} ms`, { reason: 'ReconcileError' }),
         onDepth: (name, depth) => this.metrics.queueDepth.set({ queue: name }, depth),
+        onBudgetWait: reportBudgetWait(this.metrics, logger, kind),
       });
     const syncBudget = () => new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS });
     this.queues = {

@@ -107,10 +107,12 @@ describe('WorkQueue with a time budget', () => {
       timers,
       groupOf: (key) => key,
       budget: new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 30_000 }),
-      handler: () => {
+      handler: async () => {
         started.push(timers.now());
         const ms = took[started.length - 1] ?? 100;
-        return new Promise<void>((done) => setTimeout(done, 0)).then(() => timers.advance(ms));
+        // Not a real timer: a setTimeout(0) could still be pending after settle() on a busy machine.
+        await Promise.resolve();
+        timers.advance(ms);
       },
     });
     const settle = async () => {
@@ -129,6 +131,34 @@ describe('WorkQueue with a time budget', () => {
     timers.advance(30_000);
     await settle();
     assert.equal(started.length, 3);
+    q.stop();
+  });
+  it('reports a deferral once, with its wait, not again for every push while the key waits', async () => {
+    const timers = new FakeTimers();
+    const waits: Array<[string, number]> = [];
+    const q = new WorkQueue({
+      name: 'budget',
+      pool: new PQueue({ concurrency: 1 }),
+      timers,
+      groupOf: (key) => key,
+      budget: new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 30_000 }),
+      onBudgetWait: (key, waitMs) => void waits.push([key, waitMs]),
+      handler: async () => {
+        await Promise.resolve();
+        timers.advance(6_000);
+      },
+    });
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+    q.add('tenant/repo'); // the first sync in the process: not charged
+    await settle();
+    q.add('tenant/repo'); // charged 6 s: 3 s in debt
+    await settle();
+    for (let i = 0; i < 5; i++) q.add('tenant/repo');
+    assert.deepEqual(waits, [['tenant/repo', 30_000]], 'one deferral, reported once');
+    timers.advance(30_000);
+    await settle();
     q.stop();
   });
 });

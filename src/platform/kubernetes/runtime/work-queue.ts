@@ -47,7 +47,7 @@ export interface WorkQueueOptions {
   readonly budget?: TimeBudget;
   /** Run time each namespace may use while a lighter namespace (not in debt) had keys within `contendedMs`. */
   readonly namespaceBudget?: { readonly budget: TimeBudget; readonly contendedMs: number };
-  /** A key was held back for its group's budget this long. */
+  /** A key was held back for its group's (or namespace's) budget this long; once per deferral. */
   readonly onBudgetWait?: (key: string, waitMs: number) => void;
 }
 
@@ -94,7 +94,8 @@ export class WorkQueue {
     const now = this.timers.now();
     const wait = Math.max(this.opts.budget?.waitMs(group, now) ?? 0, this.namespaceWait(tenantOf(group), now));
     if (wait > 0) {
-      this.opts.onBudgetWait?.(key, wait);
+      // Reported when the key starts waiting; pushes while it waits fold into that same deferred run.
+      if (!this.delayed.has(key)) this.opts.onBudgetWait?.(key, wait);
       return this.addLater(key, wait);
     }
     this.cancelDelayed(key);
