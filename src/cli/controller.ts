@@ -24,7 +24,7 @@ import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import type { CommandIo } from './io.ts';
-import { reuseConnections } from '../platform/kubernetes/runtime/reuse-connections.ts';
+import { countApiRequests } from '../platform/kubernetes/runtime/api-request-metrics.ts';
 
 /** ms from process start until this module and all it imports were loaded (logged with "serving on port"). */
 const modulesLoadedMs = Math.round(performance.now());
@@ -116,12 +116,13 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
   };
 }
 
-function loadKubeConfig(config: ControllerConfig): KubeConfig {
+function loadKubeConfig(config: ControllerConfig, registry: Registry): KubeConfig {
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
-  // client-node opens a new connection per API call otherwise (runtime/reuse-connections.ts).
-  return reuseConnections(kc);
+  // client-node opens a new connection per API call otherwise (runtime/reuse-connections.ts); the one
+  // dispatcher per cluster that fixes it also counts every request (sless_kube_requests_total).
+  return countApiRequests(kc, registry);
 }
 
 /** The Lease lives beside the controller: POD_NAMESPACE in a cluster, else the kubeconfig's namespace. */
@@ -131,10 +132,10 @@ function leaseNamespace(config: ControllerConfig, kc: KubeConfig): string {
 }
 
 export async function startControllerServer(config: ControllerConfig, io: CommandIo, options: ControllerServerOptions = {}): Promise<ControllerServer> {
-  const kubeConfig = loadKubeConfig(config);
-  const settings: ControllerSettings = { ...controllerSettings(config), ...options.controller?.settings };
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const kubeConfig = loadKubeConfig(config, registry);
+  const settings: ControllerSettings = { ...controllerSettings(config), ...options.controller?.settings };
   const store =
     options.store ??
     new S3ArtifactStore({

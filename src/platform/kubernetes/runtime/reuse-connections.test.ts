@@ -2,14 +2,16 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
 import { reuseConnections } from './reuse-connections.ts';
 
 /** A stand-in API server that answers every request with an empty NamespaceList and counts connections. */
 async function countingServer() {
   let connections = 0;
-  const server = http.createServer((_req, res) => {
+  const server = http.createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
+    // A watch: one event, then the stream ends.
+    if (req.url?.includes('watch=true')) return res.end(`${JSON.stringify({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'p' } } })}\n`);
     res.end(JSON.stringify({ apiVersion: 'v1', kind: 'NamespaceList', metadata: {}, items: [] }));
   });
   server.on('connection', () => connections++);
@@ -52,5 +54,46 @@ describe('reuseConnections', () => {
   it('is idempotent', () => {
     const kc = kubeConfig('http://127.0.0.1:1');
     assert.equal(reuseConnections(reuseConnections(kc)), kc);
+  });
+
+  it('tells the observer of every request it sends, watches too, by verb and resource', async () => {
+    const server = await countingServer();
+    try {
+      const seen: string[] = [];
+      const kc = reuseConnections(kubeConfig(server.url), (verb, resource) => seen.push(`${verb} ${resource}`));
+      const core = kc.makeApiClient(CoreV1Api);
+      await core.listNamespace();
+      await core.readNamespace({ name: 'team-a' }).catch(() => undefined);
+      await core.patchNamespacedPodStatus({ namespace: 'team-a', name: 'p', body: { status: {} } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+      await new Promise<void>((resolve, reject) => {
+        void new Watch(kc).watch('/api/v1/namespaces/team-a/pods', {}, () => undefined, () => resolve()).catch(reject);
+      });
+      assert.deepEqual(seen, ['LIST namespaces', 'GET namespaces', 'PATCH pods/status', 'WATCH pods']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a later call sets who hears of requests; already made clients report to it', async () => {
+    const server = await countingServer();
+    try {
+      const first: string[] = [];
+      const second: string[] = [];
+      const kc = reuseConnections(kubeConfig(server.url), (verb, resource) => first.push(`${verb} ${resource}`));
+      const core = kc.makeApiClient(CoreV1Api);
+      await core.listNamespace();
+      reuseConnections(kc, (verb, resource) => second.push(`${verb} ${resource}`));
+      await core.listNamespace();
+      assert.deepEqual([first, second], [['LIST namespaces'], ['LIST namespaces']]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('gives a dispatcher of its own where client-node would use the global one (no TLS options), so those requests are counted too', () => {
+    const kc = reuseConnections(kubeConfig('http://127.0.0.1:1'), () => undefined) as unknown as {
+      createDispatcher(cluster: unknown, agentOptions: Record<string, unknown>): unknown;
+    };
+    assert.notEqual(kc.createDispatcher({ name: 'c', server: 'https://10.0.0.1' }, {}), undefined);
   });
 });
