@@ -8,7 +8,7 @@ import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { AppsV1Api, BatchV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import PQueue from 'p-queue';
-import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube.ts';
+import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube-harness.ts';
 
 /** Forwards every request to the API server and counts it by `VERB resource`; watches stream through. */
 export async function countingProxy(

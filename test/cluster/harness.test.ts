@@ -4,16 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api, type KubeConfig, type V1Job } from '@kubernetes/client-node';
-import {
-  controllersRunning,
-  eventually,
-  freshNamespace,
-  markDeploymentAvailable,
-  markJobFailed,
-  markJobSucceeded,
-  testKubeConfig,
-  type TestNamespace,
-} from '../helpers/kube.ts';
+import { controllersRunning, eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { markDeploymentAvailable, markJobFailed, markJobSucceeded } from '../helpers/kube-harness.ts';
 
 let kc: KubeConfig;
 let ns: TestNamespace;

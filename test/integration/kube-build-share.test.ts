@@ -3,7 +3,7 @@
 // Job cache shows the Jobs the others have just created (kube-fair-shares once saw 14 of a share of 10).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { markJobSucceeded } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { conditionOf, DIGEST_A, nodeFunction, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 
 const CAP = 3;

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { eventually, markJobFailed, markJobSucceeded } from '../helpers/kube.ts';
+import { eventually } from '../helpers/kube.ts';
+import { markJobFailed, markJobSucceeded } from '../helpers/kube-harness.ts';
 import { apps, batchApi, conditionOf, core, customApi, DIGEST_A, DIGEST_B, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
 
 /** Outcomes recorded for a function, oldest first. */

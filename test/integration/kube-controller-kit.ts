@@ -16,7 +16,8 @@ import type { ControllerSettings } from '../../src/platform/kubernetes/settings.
 import { createMemoryBuildLog } from '../../src/store/memory-log.ts';
 import type { BuildLog } from '../../src/store/types.ts';
 import { createRepo, sharedGitServer, WorkClone, type FileSpec } from '../helpers/git-server.ts';
-import { controllersRunning, eventually, freshNamespace, getCustom, markDeploymentAvailable, markPodsReady, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { controllersRunning, eventually, freshNamespace, getCustom, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { markDeploymentAvailable, markPodsReady } from '../helpers/kube-harness.ts';
 import { sharedS3, type S3Access } from '../helpers/test-s3.ts';
 
 const GROUP = 'sless.kube5s.ru';

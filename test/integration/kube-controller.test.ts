@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { controllersRunning, eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { controllersRunning, eventually } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { apps, conditionOf, core, DIGEST_A, DIGEST_B, nodeFunction, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 
 describe('kube controller: push → build → deploy', () => {

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
-import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { eventually } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { apps, batchApi, core, DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\njobs:\n  - name: seed\n    run_id: 1\n';

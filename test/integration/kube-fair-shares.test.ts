@@ -23,7 +23,8 @@ import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import { hs256Token, SECRET } from '../helpers/http-test-kit.ts';
 import { signedPushDelivery } from '../helpers/push-delivery.ts';
-import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { eventually } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import type { Flood } from './fair-shares-flood.ts';
 import { apps, conditionOf, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
 import { platformSettings, setupPlatformKit, testS3Store, type PlatformKit } from './kube-platform-kit.ts';

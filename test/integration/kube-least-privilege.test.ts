@@ -19,7 +19,8 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { TENANT_ROLE } from '../../src/platform/kubernetes/tenant-access.ts';
-import { eventually, freshNamespace, markJobSucceeded, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { toErrorResponse } from '../../src/http/errors.ts';
 import { PlatformError } from '../../src/platform/types.ts';
 import { conditionOf, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';

@@ -11,7 +11,8 @@ import { startControllerServer, type ControllerServer } from '../../src/cli/cont
 import { loadControllerConfig } from '../../src/config/config.ts';
 import { writeZip } from '../../src/http/write-zip.ts';
 import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
-import { eventually, freshNamespace, markDeploymentAvailable, markJobSucceeded, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube-harness.ts';
 import { controllerTestEnv, GROUP, NODE_CODE, testKubeconfigPath, VERSION } from './kube-platform-kit.ts';
 
 const SECRET = 'old-client-test-secret-0123456789abcdef';

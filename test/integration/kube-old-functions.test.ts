@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
-import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { eventually } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { apps, DIGEST_A, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 import { GROUP, VERSION } from './kube-platform-kit.ts';
 

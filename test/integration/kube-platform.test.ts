@@ -8,7 +8,7 @@ import { hashFiles } from '../../src/source/code-hash.ts';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import type { FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { PlatformError, type PlatformErrorCode } from '../../src/platform/types.ts';
-import { markDeploymentAvailable } from '../helpers/kube.ts';
+import { markDeploymentAvailable } from '../helpers/kube-harness.ts';
 import { unpacked } from '../helpers/unpacked-code.ts';
 import { GROUP, NODE_CODE, platformSettings, setupPlatformKit, testS3Store, VERSION, type PlatformKit } from './kube-platform-kit.ts';
 

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
-import { eventually, markJobSucceeded, testKubeConfig } from '../helpers/kube.ts';
+import { eventually, testKubeConfig } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
 const FUNCTIONS = Array.from({ length: 12 }, (_, i) => `fn-${i}`);

@@ -9,7 +9,8 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
-import { eventually, freshNamespace, markDeploymentAvailable, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { markDeploymentAvailable } from '../helpers/kube-harness.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';

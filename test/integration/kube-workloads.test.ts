@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { batchApi, apps, conditionOf, DIGEST_A, nodeFunction, setupKit, type Kit } from './kube-controller-kit.ts';
-import { eventually, markJobSucceeded } from '../helpers/kube.ts';
+import { eventually } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
 
 const CRON_YAML = 'schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n    timezone: Europe/Moscow\n    event: {kind: nightly}\n';
 const jobsYaml = (runId: number) => `jobs:\n  - name: seed\n    run_id: ${runId}\n    event: {input: [1, 2]}\n  - name: later\n    run_id: 0\n`;
