@@ -1,14 +1,19 @@
 // The scale benchmarks' view of the Functions and FunctionRepositories of their namespace: from one watch
 // each, not a LIST of every Function twice a second (at 1,000 Functions those LISTs, MBs each, took the
 // API server's CPU from the controller being measured; 100 repositories were 200 GETs a second). Also
-// when each phase of a steady state happened: the n-th Function created, the n-th Ready.
+// when each phase of a steady state happened: the n-th Function created, the n-th Ready. Triggers too: a
+// function whose schedule has no CronJob yet is not running as its function.yaml says (the first runs
+// called steady state while a third of the CronJobs and Trigger statuses were still to be written).
 import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import type { FunctionResource, RepositoryResource } from '../../src/platform/kubernetes/objects/resources.ts';
+import type { FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
 
 export const isReady = (f: FunctionResource): boolean => f.status?.phase === 'Ready' && f.status.observedGeneration === f.metadata?.generation;
+/** Reconciled at its generation: its CronJob applied (cron) or its URL reported (http). */
+const triggerReady = (t: TriggerResource): boolean =>
+  t.status?.observedGeneration === t.metadata?.generation && t.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 const repoReady = (r: RepositoryResource): boolean => r.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 
 export interface SlessWatch {
@@ -18,9 +23,12 @@ export interface SlessWatch {
   /** Ready at their generation. */
   readyCount(): number;
   reposReady(): number;
-  /** ms (Date.now()) at which the watch first saw the n-th Function, and the n-th Ready one (n from 1). */
+  /** Triggers Ready at their generation. */
+  triggersReady(): number;
+  /** ms (Date.now()) at which the watch first saw the n-th Function, the n-th Ready one, the n-th Ready Trigger (n from 1). */
   readonly createdAt: number[];
   readonly readyAt: number[];
+  readonly triggerReadyAt: number[];
   stop(): Promise<void>;
 }
 
@@ -61,12 +69,28 @@ export async function watchSlessObjects(kc: KubeConfig, namespace: string): Prom
   fnInformer.on('add', (o) => onFunction(o as FunctionResource));
   fnInformer.on('update', (o) => onFunction(o as FunctionResource));
   fnInformer.on('delete', (o) => onFunctionGone(o as FunctionResource));
+  const triggers = new Map<string, boolean>();
+  const triggerReadyAt: number[] = [];
+  const everTriggerReady = new Set<string>();
+  const onTrigger = (o: KubernetesObject) => {
+    const name = o.metadata?.name ?? '';
+    const ok = triggerReady(o as TriggerResource);
+    triggers.set(name, ok);
+    if (ok && !everTriggerReady.has(name)) {
+      everTriggerReady.add(name);
+      triggerReadyAt.push(Date.now());
+    }
+  };
+  const triggerInformer = makeInformer<KubernetesObject>(kc, path('triggers'), list('triggers'));
+  triggerInformer.on('add', onTrigger);
+  triggerInformer.on('update', onTrigger);
+  triggerInformer.on('delete', (o) => void triggers.delete(o.metadata?.name ?? ''));
   const repoInformer = makeInformer<KubernetesObject>(kc, path('functionrepositories'), list('functionrepositories'));
   const onRepo = (o: KubernetesObject) => void repositories.set(o.metadata?.name ?? '', o as RepositoryResource);
   repoInformer.on('add', onRepo);
   repoInformer.on('update', onRepo);
   repoInformer.on('delete', (o) => void repositories.delete(o.metadata?.name ?? ''));
-  const informers: Array<Informer<KubernetesObject>> = [fnInformer, repoInformer];
+  const informers: Array<Informer<KubernetesObject>> = [fnInformer, triggerInformer, repoInformer];
   let running = true;
   for (const i of informers) {
     // client-node relists after 410 Gone only: restart on anything else, as the controller does.
@@ -80,8 +104,10 @@ export async function watchSlessObjects(kc: KubeConfig, namespace: string): Prom
     repositories,
     readyCount: () => ready,
     reposReady: () => [...repositories.values()].filter(repoReady).length,
+    triggersReady: () => [...triggers.values()].filter(Boolean).length,
     createdAt,
     readyAt,
+    triggerReadyAt,
     async stop() {
       running = false;
       await Promise.all(informers.map((i) => i.stop().catch(() => undefined)));

@@ -56,6 +56,9 @@ export function functionName(i: number): string {
 }
 
 /** One function folder: a Node handler and a nightly schedule (so a Trigger and a CronJob each). */
+/** Each bench function has an http Trigger and one schedule (a cron Trigger with its CronJob). */
+export const TRIGGERS_PER_FUNCTION = 2;
+
 export function functionFiles(i: number, variant = 0): Record<string, string> {
   const name = functionName(i);
   return {
@@ -276,7 +279,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
         const building = [...watch.functions.values()].filter((f) => f.status?.phase === 'Building').length;
         const requests = proxy.total();
         log(
-          `${((Date.now() - since) / 1000).toFixed(0)} s: ${watch.functions.size} Functions, ${building} Building, ${watch.readyCount()} Ready, ${harness.builds} builds, ${harness.rollouts} rollouts, ` +
+          `${((Date.now() - since) / 1000).toFixed(0)} s: ${watch.functions.size} Functions, ${building} Building, ${watch.readyCount()} Ready, ${watch.triggersReady()} Triggers ready, ${harness.builds} builds, ${harness.rollouts} rollouts, ` +
             `${watch.reposReady()}/${repos.length} repositories ready; controller requests +${requests - requestsLast}; load ${loadAverage()}\n    CPU: ${formatCpu(cpuBetween(cpuLast, now))}`,
         );
         requestsLast = requests;
@@ -286,14 +289,18 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
       for (;;) {
         if (Date.now() - since > timeoutMs) throw new Error(`no steady state after ${timeoutMs / 1000} s; controller log tail:\n${controller?.log.join('').slice(-4000)}`);
         if (controller) peakHwmMb = Math.max(peakHwmMb, (await procStatus(controller.pid)).hwmMb);
-        const done = watch.functions.size === expected && watch.readyCount() === expected && watch.reposReady() === repos.length;
+        const done =
+          watch.functions.size === expected &&
+          watch.readyCount() === expected &&
+          watch.triggersReady() === expected * TRIGGERS_PER_FUNCTION &&
+          watch.reposReady() === repos.length;
         if (done) {
           const seconds = (Date.now() - since) / 1000;
           const end = await report();
           const cpu = cpuBetween(cpuStart, end);
           const s = (t: number) => `${((t - since) / 1000).toFixed(1)} s`;
           log(
-            `phases: ${milestones('Functions created', watch.createdAt, since, expected)}; build Jobs ${harness.builds} from ${s(harness.firstBuildSeenAt)} to ${s(harness.lastBuildSeenAt)}; ${milestones('Ready', watch.readyAt, since, expected)}`,
+            `phases: ${milestones('Functions created', watch.createdAt, since, expected)}; build Jobs ${harness.builds} from ${s(harness.firstBuildSeenAt)} to ${s(harness.lastBuildSeenAt)}; ${milestones('Ready', watch.readyAt, since, expected)}; ${milestones('Triggers ready', watch.triggerReadyAt, since, expected * TRIGGERS_PER_FUNCTION)}`,
           );
           log(`CPU from the repositories' creation to steady state: ${formatCpu(cpu, expected)}`);
           return { seconds, peakHwmMb, cpu };

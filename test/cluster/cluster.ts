@@ -176,7 +176,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           : // As envtest: without kubelets no pod needs a mounted token, and a fresh namespace's
             // "default" ServiceAccount must not be a precondition for creating pods.
             ['--disable-admission-plugins=ServiceAccount']),
-        '--profiling=false',
+        // SLESS_TEST_APISERVER_PROFILING=1 serves /debug/pprof (where the API server's CPU goes in a bench).
+        `--profiling=${process.env.SLESS_TEST_APISERVER_PROFILING === '1'}`,
         '--v=0',
       ]),
     );
