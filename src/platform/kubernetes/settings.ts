@@ -106,6 +106,15 @@ export const DEFAULT_SYNC_CONCURRENCY = 8;
  */
 export const URGENT_SYNC_SLOTS = 1;
 /**
+ * While a push's sync runs, routine syncs wait at their phase boundaries (runtime/urgent-gate.ts): one
+ * routine sync at most URGENT_GATE_MAX_WAIT_MS over all its boundaries (a push's sync is ~60 ms alone, a
+ * large one seconds: past this the resync goes on beside it), and none once pushes' syncs have run back to
+ * back for URGENT_GATE_MAX_HOLD_MS without a URGENT_GATE_QUIET_MS pause (a tenant pushing all the time).
+ */
+export const URGENT_GATE_MAX_WAIT_MS = 2_000;
+export const URGENT_GATE_MAX_HOLD_MS = 5_000;
+export const URGENT_GATE_QUIET_MS = 1_000;
+/**
  * The per-function work of one sync at once (context upload, then the Function and its Triggers applied):
  * I/O-bound, each request waits on the API server or S3, so 8 left the controller idle half of a
  * 1,000-function sync (about 4 functions a second at load 10); repositories take turns (fair-lanes.ts).

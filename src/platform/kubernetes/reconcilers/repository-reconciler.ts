@@ -12,13 +12,21 @@ import { ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { TenantRefusal } from '../tenant-access.ts';
 import type { RepositoryResource } from '../objects/resources.ts';
+import { UrgentGate } from '../runtime/urgent-gate.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
-import { DEFAULT_FUNCTIONS_PER_NAMESPACE, DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, DEFAULT_MIN_INTERVAL_MS } from '../settings.ts';
+import {
+  DEFAULT_FUNCTIONS_PER_NAMESPACE,
+  DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
+  DEFAULT_MIN_INTERVAL_MS,
+  URGENT_GATE_MAX_HOLD_MS,
+  URGENT_GATE_MAX_WAIT_MS,
+  URGENT_GATE_QUIET_MS,
+} from '../settings.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { syncInterval } from './interval.ts';
 import { RepositorySources } from './repository-sources.ts';
-import { syncHint } from './sync-hint.ts';
+import { announcesNewHead, syncHint } from './sync-hint.ts';
 import { SyncApply, type FunctionStatusEntry, type LiveObjects } from './sync-apply.ts';
 import { writeStatus } from './status-writer.ts';
 import { TerminalError } from './terminal-error.ts';
@@ -29,6 +37,8 @@ export class RepositoryReconciler {
   private readonly sources: RepositorySources;
   /** The per-function apply step of syncs (context uploads, applies in a bounded pool). */
   private readonly applies: SyncApply;
+  /** Routine syncs wait at their phase boundaries while a push's sync runs (runtime/urgent-gate.ts). */
+  private readonly gate = new UrgentGate({ maxWaitMs: URGENT_GATE_MAX_WAIT_MS, maxHoldMs: URGENT_GATE_MAX_HOLD_MS, quietMs: URGENT_GATE_QUIET_MS });
 
   constructor(private readonly ctx: ReconcileContext) {
     this.sources = new RepositorySources(ctx);
@@ -65,6 +75,27 @@ export class RepositoryReconciler {
       return;
     }
     const interval = syncInterval(spec.interval, ctx.settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
+    // The same test the queue used to put this sync in the urgent lanes (controller.ts urgentOf).
+    const endUrgent = announcesNewHead(repo) ? this.gate.begin() : undefined;
+    const turn = endUrgent ? undefined : this.gate.routine();
+    const boundary = () => (turn ? this.gate.boundary(turn) : Promise.resolve());
+    try {
+      return await this.syncAndReport(repo, key, interval, base, boundary);
+    } finally {
+      endUrgent?.();
+    }
+  }
+
+  /** One sync and its status; `boundary` is awaited between phases (a routine sync waits there for urgent ones). */
+  private async syncAndReport(
+    repo: RepositoryResource,
+    key: string,
+    interval: number,
+    base: Record<string, unknown>,
+    boundary: () => Promise<void>,
+  ): Promise<HandlerResult> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
     const started = Date.now();
     let outcome: Outcome;
     let fields: Record<string, unknown> = base;
@@ -72,7 +103,7 @@ export class RepositoryReconciler {
     try {
       // Refused in platform namespaces; elsewhere the controller may read its secretRef after this.
       await ctx.tenants.ensure(namespace);
-      const result = await this.sync(repo, key, interval);
+      const result = await this.sync(repo, key, interval, boundary);
       outcome = result.outcome;
       fields = { ...base, ...result.fields };
       retry = result.retry;
@@ -93,6 +124,7 @@ export class RepositoryReconciler {
     const outcomeLabel = outcome.kind === 'ready' ? 'success' : 'failure';
     ctx.metrics.syncs.inc({ outcome: outcomeLabel });
     ctx.metrics.syncDuration.observe({ namespace, repository: name, outcome: outcomeLabel }, (Date.now() - started) / 1000);
+    await boundary();
     await writeStatus(ctx, 'FunctionRepository', repo, outcome, fields);
     if (retry) throw retry;
     return { requeueAfterMs: interval };
@@ -102,11 +134,13 @@ export class RepositoryReconciler {
     repo: RepositoryResource,
     key: string,
     intervalMs: number,
+    boundary: () => Promise<void>,
   ): Promise<{ outcome: Outcome; fields: Record<string, unknown>; retry?: unknown }> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const spec = repo.spec!;
     const state = await this.sources.sourceFor(repo, key);
+    await boundary();
     const { revision, tree } = await state.source.sync(syncHint(repo));
     const owned = {
       functions: ctx.caches.functions.list(namespace).filter((o) => ownedByRepository(o, name)),
@@ -125,6 +159,8 @@ export class RepositoryReconciler {
       return { outcome: state.applied.outcome, fields: { ...state.applied.fields, lastSyncTime: lastSyncTime(repo, revision, ctx.now(), intervalMs) } };
     }
     state.applied = undefined;
+    // Reading the tree, uploading contexts and applying objects: the costly part of a sync that changes something.
+    await boundary();
     const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '' });
     /** The same by name: a sync of 1,000 functions looks each one up (no scan of the lists per function). */
     const byName = <T extends { metadata?: { name?: string } }>(list: readonly T[]) => new Map(list.map((o) => [o.metadata?.name ?? '', o]));
