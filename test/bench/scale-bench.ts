@@ -11,6 +11,7 @@ import { CustomObjectsApi, KubeConfig, NetworkingV1Api, PatchStrategy, setHeader
 import type { FunctionResource, RepositoryResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { controllerMemoryEnv } from '../helpers/controller-pod-env.ts';
 import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
+import { startGitServerProcess } from './git-server-child.ts';
 import { freshNamespace } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
 import type { BenchLifecycle } from './bench-lifecycle.ts';
@@ -87,7 +88,8 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   process.env.SLESS_TEST_KUBE_CONTROLLERS ??= '0';
   await service(life, '../services/kube.ts', 'SLESS_TEST_KUBECONFIG');
   await service(life, '../services/s3.ts', 'SLESS_TEST_S3_ENDPOINT');
-  const gitServer = await startGitServer();
+  // In a process of its own unless SLESS_BENCH_GIT_IN_PROCESS=1 (as before 2026-12-02: git-server-process.ts says why).
+  const gitServer = process.env.SLESS_BENCH_GIT_IN_PROCESS === '1' ? await startGitServer() : await startGitServerProcess();
   life.onStop(async () => {
     await gitServer.stop();
     await rm(gitServer.root, { recursive: true, force: true });
