@@ -8,6 +8,7 @@
 //     same run: the same push while no other repository syncs ("single repository"); then with a sync of
 //     every other repository requested just before it, without a head (routine syncs: they are busy when
 //     the push arrives). Median of --rounds each, and the ratio.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
 import { procStatus } from './controller-bench-kit.ts';
@@ -76,13 +77,18 @@ runBench(async (life) => {
     single.push(await pushOne(false));
     await settle();
     const before = await syncTotals(bench.controller);
+    // This process carries the watches, the harness and the counting proxy the controller's requests pass
+    // through: its own event-loop delay during the busy push is part of what the push's time measures.
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     busy.push(await pushOne(true));
+    loop.disable();
     const after = await syncTotals(bench.controller);
     const syncs =
       before && after
         ? `; ${after.count - before.count} syncs meanwhile (${after.unchanged - before.unchanged} stopped after ls-remote), ${(((after.seconds - before.seconds) / Math.max(1, after.count - before.count)) * 1000).toFixed(0)} ms each`
         : '';
-    log(`round ${round + 1}: push → Function updated ${single.at(-1)} ms alone, ${busy.at(-1)} ms among ${bench.repos.length - 1} busy repositories${syncs}; load average ${loadAverage()}`);
+    log(`round ${round + 1}: push → Function updated ${single.at(-1)} ms alone, ${busy.at(-1)} ms among ${bench.repos.length - 1} busy repositories${syncs}; this process's event-loop delay meanwhile max ${(loop.max / 1e6).toFixed(0)} ms, mean ${(loop.mean / 1e6).toFixed(1)} ms; load average ${loadAverage()}`);
     await settle();
   }
   const ratio = median(busy) / median(single);
