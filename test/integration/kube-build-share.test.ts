@@ -44,3 +44,41 @@ describe("a namespace's share of builds, with reconciles side by side", () => {
     assert.equal((await kit.buildJobs()).length, NAMES.length, 'every function was built once');
   });
 });
+
+describe('a queued build starts when a slot of its namespace frees', () => {
+  let kit: Kit;
+  before(async () => {
+    kit = await setupKit('kube-slot', sharedS3(), { limits: { buildsPerNamespace: 1 } });
+    await kit.clone.write(Object.assign({}, ...['slot-a', 'slot-b', 'slot-c'].map((n) => nodeFunction(n))));
+    await kit.clone.commitAndPush('three functions, one build slot');
+    await kit.startController();
+    await kit.createRepository('slots');
+  });
+  after(() => kit?.dispose());
+
+  it('within moments of the build before it ending, not at its next look (30 s later)', async () => {
+    const waits: number[] = [];
+    for (let built = 0; built < 3; built++) {
+      const running = await eventuallyOne(kit);
+      const ended = Date.now();
+      await markJobSucceeded(kit.kc, kit.buildNs, running, { terminationMessage: DIGEST_A });
+      if (built < 2) {
+        await eventuallyOne(kit, running);
+        waits.push(Date.now() - ended);
+      }
+    }
+    assert.ok(waits.every((ms) => ms < 5_000), `the next build started ${waits.join(' ms, ')} ms after the one before it ended`);
+  });
+});
+
+/** The one unfinished build Job (other than `not`), once there is one. */
+async function eventuallyOne(kit: Kit, not?: string): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const names = (await unfinished(kit)).map((j) => j.metadata?.name ?? '').filter((n) => n !== not);
+    assert.ok(names.length <= 1, `one build slot, yet ${names.length} unfinished build Jobs: ${names.join(', ')}`);
+    if (names.length === 1) return names[0]!;
+    assert.ok(Date.now() < deadline, 'no build Job started within 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -65,7 +65,7 @@ export interface InformerHandlers {
   readonly function: (e: InformerEvent, o: FunctionResource & KubernetesObject) => void;
   readonly trigger: (e: InformerEvent, o: TriggerResource & KubernetesObject) => void;
   readonly functionJob: (e: InformerEvent, o: FunctionJobResource & KubernetesObject) => void;
-  readonly job: (o: V1Job) => void;
+  readonly job: (o: V1Job, e: InformerEvent) => void;
   /** A Deployment, Service or CronJob. */
   readonly owned: (o: KubernetesObject, e: InformerEvent) => void;
 }

@@ -14,6 +14,7 @@ import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createInformers, type ControllerInformers } from './controller-informers.ts';
 import { reportBudgetWait } from './budget-wait-report.ts';
+import { jobState } from './reconcilers/job-status.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
 import { type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
@@ -135,7 +136,7 @@ export class Controller {
           if (e === 'delete') this.forget('FunctionJob', o);
           this.queues.FunctionJob.add(keyOf(o));
         },
-        job: (o) => this.onJob(o),
+        job: (o, e) => this.onJob(o, e),
         owned: (o, e) => this.onOwned(o, e),
       },
     );
@@ -326,11 +327,17 @@ export class Controller {
     if (t.spec?.type === 'http' && t.spec.functionRef) this.queues.Function.add(`${t.metadata?.namespace ?? ''}/${t.spec.functionRef}`);
   }
 
-  private onJob(job: V1Job): void {
+  private onJob(job: V1Job, e: InformerEvent): void {
     const labels = job.metadata?.labels ?? {};
     const fnName = labels[LABELS.function];
     if (labels[LABELS.component] === 'build' && fnName) {
-      this.queues.Function.add(`${labels[LABELS.functionNamespace] ?? ''}/${fnName}`);
+      const namespace = labels[LABELS.functionNamespace] ?? '';
+      this.queues.Function.add(`${namespace}/${fnName}`);
+      // Its slot is free once it has finished (or is gone while running): the namespace's longest
+      // waiting build goes now. Not on add/resync: a finished Job listed again frees nothing.
+      const freed = e === 'update' ? jobState(job) !== 'running' : e === 'delete' && jobState(job) === 'running';
+      const next = freed ? this.functionReconciler.buildSlotFreed(namespace) : undefined;
+      if (next) this.queues.Function.add(next);
     } else if (labels[LABELS.functionJob]) {
       this.queues.FunctionJob.add(`${job.metadata?.namespace ?? ''}/${labels[LABELS.functionJob]}`);
     }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import { LABELS } from '../objects/meta.ts';
-import { BuildReservations, buildShare, RESERVATION_TTL_MS, runningBuildsOf } from './build-share.ts';
+import { BuildReservations, BuildWaiters, buildShare, RESERVATION_TTL_MS, runningBuildsOf } from './build-share.ts';
 
 function buildJob(namespace: string, finished?: 'Complete' | 'Failed', name = ''): V1Job {
   return {
@@ -53,5 +53,37 @@ describe('a namespace’s share of builds', () => {
     assert.equal(slots.running([], 'team', 1), 0, 'a released slot (no context yet, an error) is free');
     slots.take([], 'team', 'build-c', 2, 0);
     assert.equal(slots.running([], 'team', RESERVATION_TTL_MS), 0, 'a Job the cache never shows stops counting after the TTL');
+  });
+});
+
+describe('Functions waiting for a build slot', () => {
+  it('wakes the one that waited longest when a slot frees, and each waiter once until it looks again', () => {
+    const waiters = new BuildWaiters();
+    waiters.wait('team', 'team/a');
+    waiters.wait('team', 'team/b');
+    waiters.wait('other', 'other/x');
+    waiters.wait('team', 'team/c');
+    waiters.wait('team', 'team/a'); // looked again, still no slot: keeps its place
+    assert.equal(waiters.wake('team'), 'team/a');
+    // A second slot frees before team/a has looked: the next waiter, not team/a twice.
+    assert.equal(waiters.wake('team'), 'team/b');
+    assert.equal(waiters.wake('other'), 'other/x');
+    assert.equal(waiters.wake('other'), undefined, 'nobody else waits there');
+    // team/a looked and found the slot taken by a build started meanwhile: it waits on, first in line.
+    waiters.wait('team', 'team/a');
+    waiters.done('team', 'team/b'); // team/b took its slot
+    assert.equal(waiters.wake('team'), 'team/a');
+    assert.equal(waiters.wake('team'), 'team/c');
+    assert.equal(waiters.wake('team'), undefined);
+    assert.equal(waiters.size, 3, 'team/a, team/c and other/x are still waiting (woken, not yet looked again)');
+  });
+
+  it('forgets a waiter that no longer waits (its build started, or its Function went away)', () => {
+    const waiters = new BuildWaiters();
+    waiters.wait('team', 'team/a');
+    waiters.done('team', 'team/a');
+    waiters.done('team', 'team/never-waited');
+    assert.equal(waiters.wake('team'), undefined);
+    assert.equal(waiters.size, 0);
   });
 });

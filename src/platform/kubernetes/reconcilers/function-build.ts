@@ -11,7 +11,7 @@ import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, bu
 import { ANNOTATIONS } from '../objects/meta.ts';
 import type { FunctionResource } from '../objects/resources.ts';
 import { DEFAULT_BUILDS_PER_NAMESPACE } from '../settings.ts';
-import { BUILD_QUEUED_RECHECK_MS, BuildReservations } from './build-share.ts';
+import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
 import { record, type ReconcileContext } from './context.ts';
 import type { StepResult } from './function-step.ts';
@@ -32,6 +32,8 @@ export class FunctionBuilds {
   private readonly discarded = new Map<string, string>();
   /** Build slots taken by this controller's reconciles before the Job cache shows their Jobs (build-share.ts). */
   private readonly reservations = new BuildReservations();
+  /** Functions queued for their namespace's share, woken one per slot that frees. */
+  private readonly waiters = new BuildWaiters();
 
   constructor(private readonly ctx: ReconcileContext) {}
 
@@ -39,6 +41,17 @@ export class FunctionBuilds {
   forget(key: string): void {
     this.recordedBuilds.delete(key);
     this.discarded.delete(key);
+    this.notWaiting(key);
+  }
+
+  /** `key` needs no build now (its image is current): it waits for no slot. */
+  notWaiting(key: string): void {
+    this.waiters.done(key.slice(0, key.indexOf('/')), key);
+  }
+
+  /** A build slot of `namespace` freed (a build ended or its Job went away): the Function to look now, if one waits. */
+  slotFreed(namespace: string): string | undefined {
+    return this.waiters.wake(namespace);
   }
 
   /**
@@ -76,13 +89,17 @@ export class FunctionBuilds {
       return { kind: 'waiting', result: { outcome: { kind: 'stalled', reason: 'BuildFailed', message }, status: { phase: 'Failed', message } } };
     }
 
-    if (!job) {
+    const fnKey = `${namespace}/${name}`;
+    if (job) this.waiters.done(namespace, fnKey);
+    else {
       const cap = ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE;
       const share = this.reservations.take(select(ctx.caches.jobs, buildNs, 'buildsOf', namespace), namespace, jobName, cap, Date.now());
       if (!share.start) {
+        this.waiters.wait(namespace, fnKey);
         const queued = { outcome: { kind: 'progressing', reason: 'BuildQueued', message: share.message }, status: { phase: 'Building', message: share.message, url } } as const;
         return { kind: 'waiting', result: { ...queued, requeueAfterMs: BUILD_QUEUED_RECHECK_MS } };
       }
+      this.waiters.done(namespace, fnKey);
       let created: 'created' | 'exists' | 'no-context';
       try {
         created = await this.createBuildJob(s3Key, { namespace, name, buildKey: key });

@@ -71,6 +71,11 @@ export class FunctionReconciler {
     this.builds = new FunctionBuilds(ctx);
   }
 
+  /** A build slot of `namespace` freed: the Function whose queued build should look now, if one waits. */
+  buildSlotFreed(namespace: string): string | undefined {
+    return this.builds.slotFreed(namespace);
+  }
+
   /** Its Deployment or Service went away: the next reconcile must not trust what it applied before. */
   forgetApplied(key: string): void {
     this.applied.delete(key);
@@ -161,6 +166,8 @@ export class FunctionReconciler {
         lastBuiltAt = build.finishedAt;
         justBuilt = true;
       }
+    } else {
+      this.builds.notWaiting(key);
     }
     if (!imageRef) throw new Error('unreachable: no image after a finished build');
 
