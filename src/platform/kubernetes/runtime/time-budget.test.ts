@@ -97,19 +97,20 @@ describe('WorkQueue with a time budget', () => {
     assert.ok(victim !== undefined && victim <= 30_200, `the other repository's sync started at ${victim} ms, added at 30000`);
   });
 
-  it('does not charge a repository’s first sync in this process (the cold or start-up sync), only those after it', async () => {
+  /** One repository's queue, a tenth of the time after a 3-s burst; its n-th sync (from 0) takes took(n) ms of fake time. */
+  function oneRepository(took: (n: number) => number, onBudgetWait?: (key: string, waitMs: number) => void) {
     const timers = new FakeTimers();
     const started: number[] = [];
-    const took = [6_000, 6_000, 100];
     const q = new WorkQueue({
       name: 'budget',
       pool: new PQueue({ concurrency: 1 }),
       timers,
       groupOf: (key) => key,
       budget: new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 30_000 }),
+      ...(onBudgetWait ? { onBudgetWait } : {}),
       handler: async () => {
         started.push(timers.now());
-        const ms = took[started.length - 1] ?? 100;
+        const ms = took(started.length - 1);
         // Not a real timer: a setTimeout(0) could still be pending after settle() on a busy machine.
         await Promise.resolve();
         timers.advance(ms);
@@ -118,6 +119,11 @@ describe('WorkQueue with a time budget', () => {
     const settle = async () => {
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     };
+    return { timers, started, q, settle };
+  }
+
+  it('does not charge a repository’s first sync in this process (the cold or start-up sync), only those after it', async () => {
+    const { timers, started, q, settle } = oneRepository((n) => [6_000, 6_000][n] ?? 100);
     q.add('tenant/repo');
     await settle();
     // A push right after a 6-s start-up sync: it runs at once (the burst is whole), not 30 s later.
@@ -133,24 +139,10 @@ describe('WorkQueue with a time budget', () => {
     assert.equal(started.length, 3);
     q.stop();
   });
+
   it('reports a deferral once, with its wait, not again for every push while the key waits', async () => {
-    const timers = new FakeTimers();
     const waits: Array<[string, number]> = [];
-    const q = new WorkQueue({
-      name: 'budget',
-      pool: new PQueue({ concurrency: 1 }),
-      timers,
-      groupOf: (key) => key,
-      budget: new TimeBudget({ share: 0.1, burstMs: 3_000, maxWaitMs: 30_000 }),
-      onBudgetWait: (key, waitMs) => void waits.push([key, waitMs]),
-      handler: async () => {
-        await Promise.resolve();
-        timers.advance(6_000);
-      },
-    });
-    const settle = async () => {
-      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    };
+    const { timers, q, settle } = oneRepository(() => 6_000, (key, waitMs) => void waits.push([key, waitMs]));
     q.add('tenant/repo'); // the first sync in the process: not charged
     await settle();
     q.add('tenant/repo'); // charged 6 s: 3 s in debt
