@@ -1,67 +1,12 @@
-// Pieces of the controller benchmark: a counting proxy in front of the API server, /proc readings of the
-// controller process, the controller process itself and the harness that plays kaniko.
+// Pieces of the controller benchmark: /proc readings of the controller process, the controller process
+// itself and the harness that plays kaniko.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { AppsV1Api, BatchV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import PQueue from 'p-queue';
 import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube-harness.ts';
-
-/** Forwards every request to the API server and counts it by `VERB resource`; watches stream through. */
-export async function countingProxy(
-  target: URL,
-): Promise<{ url: string; counts: Map<string, number>; perObject: Map<string, number>; total(): number; close(): Promise<void> }> {
-  const counts = new Map<string, number>();
-  /** Writes per `VERB resource name` (which objects get written how often). */
-  const perObject = new Map<string, number>();
-  const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const parts = url.pathname.split('/').filter(Boolean);
-    const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    // /api/v1/namespaces/ns/pods/name -> pods ; /apis/group/v/namespaces/ns/functions/name/status -> functions/status
-    const nsIdx = parts.indexOf('namespaces');
-    const rest = nsIdx >= 0 && parts.length > nsIdx + 2 ? parts.slice(nsIdx + 2) : parts.slice(parts[0] === 'api' ? 2 : 3);
-    const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? url.pathname);
-    const verb = watch ? 'WATCH' : req.method === 'GET' && rest.length < 2 ? 'LIST' : (req.method ?? '?');
-    const key = `${verb} ${resource}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    if (verb !== 'GET' && verb !== 'LIST' && verb !== 'WATCH') {
-      const objectKey = `${key} ${rest[1] ?? ''}`;
-      perObject.set(objectKey, (perObject.get(objectKey) ?? 0) + 1);
-    }
-    const upstream = https.request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        // At once, as the API server does: writeHead alone holds the headers back until the first body chunk,
-        // so a watch without events stayed unestablished for client-node (ListWatch.start() unsettled), and a
-        // controller's shutdown, which waits for it, hung until killed.
-        res.flushHeaders();
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    counts,
-    perObject,
-    total: () => [...counts.values()].reduce((a, b) => a + b, 0),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-        agent.destroy();
-      }),
-  };
-}
 
 export function procStatus(pid: number): Promise<{ rssMb: number; hwmMb: number; cpuMs: number }> {
   return Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/stat`, 'utf8')]).then(([status, stat]) => {
@@ -80,26 +25,6 @@ export function writesOf(counts: ReadonlyMap<string, number>, since: ReadonlyMap
     if (d > 0 && /^(POST|PUT|PATCH|DELETE) /.test(k) && !k.endsWith(' leases')) out.set(k, d);
   }
   return out;
-}
-
-/** Per write kind: how many objects got it and the most any one got (`PATCH triggers/status: 400 objects, at most 2 (fn-0001-http)`). */
-export function writesPerObject(perObject: ReadonlyMap<string, number>, since: ReadonlyMap<string, number> = new Map()): string {
-  const kinds = new Map<string, { objects: number; writes: number; max: number; maxName: string }>();
-  for (const [k, v] of perObject) {
-    const d = v - (since.get(k) ?? 0);
-    if (d <= 0) continue;
-    const at = k.lastIndexOf(' ');
-    const kind = k.slice(0, at);
-    const e = kinds.get(kind) ?? { objects: 0, writes: 0, max: 0, maxName: '' };
-    e.objects++;
-    e.writes += d;
-    if (d > e.max) Object.assign(e, { max: d, maxName: k.slice(at + 1) });
-    kinds.set(kind, e);
-  }
-  return [...kinds]
-    .sort((a, b) => b[1].writes - a[1].writes)
-    .map(([kind, e]) => `${kind}: ${e.writes} on ${e.objects} objects, at most ${e.max} (${e.maxName})`)
-    .join('; ');
 }
 
 export const total = (m: ReadonlyMap<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);

@@ -7,8 +7,8 @@
 // digest, and a Job status that says Complete. Reported, each beside what it is compared with:
 //   - steady state: seconds from creating the repositories to every Function Ready at its generation
 //     and every repository Ready;
-//   - API requests the controller made per function, counted exactly by a counting HTTP proxy between
-//     the controller and the API server (by verb and resource), with and without leader election;
+//   - API requests the controller made per function, by verb and resource, as the controller counts them at
+//     the one dispatcher they all pass (sless_kube_requests_total on its /metrics), with and without leader election;
 //   - the controller's RSS at steady state and its peak (VmHWM);
 //   - a no-change sync: wall time, API requests, controller CPU;
 //   - a push to one function of repository 0 (its sync requested as the webhook does) → that Function's
@@ -17,11 +17,11 @@
 //   - optionally a soak: a push every --push-every seconds for --soak-seconds, RSS and event-loop p99
 //     sampled from the controller's /metrics.
 // The setting (cluster without kube-controller-manager, S3 and git servers unless SLESS_TEST_* variables
-// point at running ones, the counting proxy, the harness) is the scale benchmarks' (scale-bench.ts); all of
+// point at running ones, the harness) is the scale benchmarks' (scale-bench.ts); all of
 // it stops on success, failure and SIGTERM (bench-lifecycle.ts).
 import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
-import { procStatus, total, writesOf, writesPerObject } from './controller-bench-kit.ts';
+import { procStatus, total, writesOf } from './controller-bench-kit.ts';
 import { functionFiles, functionName, loadAverage as load, log, setUpScaleBench, sleep } from './scale-bench.ts';
 
 const { values } = parseArgs({
@@ -60,7 +60,7 @@ runBench(async (life) => {
     ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
     ...(values['controller-log'] ? { controllerLog: values['controller-log'] } : {}),
   });
-  const { proxy, harness, repos } = bench;
+  const { harness, repos } = bench;
   const startController = () =>
     bench.startController({
       // The harness finishes every build at once; production lets one namespace run 10 at a time.
@@ -72,29 +72,27 @@ runBench(async (life) => {
   const startMs = Date.now() - started;
   await sleep(1000);
   const idle = await procStatus(c.pid);
-  log(`controller pid ${c.pid} watching after ${startMs} ms, RSS ${idle.rssMb.toFixed(0)} MB before any work; ${proxy.total()} requests so far`);
+  log(`controller pid ${c.pid} watching after ${startMs} ms, RSS ${idle.rssMb.toFixed(0)} MB before any work; ${total(await bench.apiRequests())} requests so far`);
   const { requestSync } = bench;
 
-  const before = proxy.total();
-  const countsBeforeRepo = new Map(proxy.counts);
-  const objectsBeforeRepo = new Map(proxy.perObject);
+  const countsBeforeRepo = await bench.apiRequests();
+  const before = total(countsBeforeRepo);
   const t0 = Date.now();
   await bench.createRepositories();
   const { seconds: steadySec, peakHwmMb: peakHwm } = await bench.steadyState(t0, TIMEOUT_MS);
   const lastBuildSec = (harness.lastBuildSeenAt - t0) / 1000;
   await sleep(2000);
   const steady = await procStatus(c.pid);
-  const requests = proxy.total() - before;
-  const countsAtSteady = new Map(proxy.counts);
+  const countsAtSteady = await bench.apiRequests();
+  const requests = total(countsAtSteady) - before;
   log(`steady state in ${steadySec.toFixed(1)} s (last build Job appeared at ${lastBuildSec.toFixed(1)} s); ${harness.builds} build Jobs; load average ${load()}`);
   const leases = [...countsAtSteady].filter(([k]) => k.endsWith(' leases')).reduce((a, [, v]) => a + v, 0);
   const leasesBefore = [...countsBeforeRepo].filter(([k]) => k.endsWith(' leases')).reduce((a, [, v]) => a + v, 0);
   const work = requests - (leases - leasesBefore);
   log(`API requests by the controller: ${requests} = ${(requests / N).toFixed(2)} per function; without leader election ${work} = ${(work / N).toFixed(2)} per function; at start (lists, watches, lease) ${before}`);
-  const delta = (since: ReadonlyMap<string, number>) =>
-    new Map([...proxy.counts].map(([k, v]): [string, number] => [k, v - (since.get(k) ?? 0)]).filter(([, v]) => v > 0));
-  log(`  by verb/resource: ${summary(delta(countsBeforeRepo))}`);
-  log(`  writes per object: ${writesPerObject(proxy.perObject, objectsBeforeRepo)}`);
+  const delta = (now: ReadonlyMap<string, number>, since: ReadonlyMap<string, number>) =>
+    new Map([...now].map(([k, v]): [string, number] => [k, v - (since.get(k) ?? 0)]).filter(([, v]) => v > 0));
+  log(`  by verb/resource: ${summary(delta(countsAtSteady, countsBeforeRepo))}`);
   log(`controller RSS ${steady.rssMb.toFixed(0)} MB at steady state, peak ${Math.max(peakHwm, steady.hwmMb).toFixed(0)} MB; CPU ${(steady.cpuMs / 1000).toFixed(1)} s`);
 
   const syncOnce = (name: string) => bench.syncOnce(name);
@@ -102,13 +100,14 @@ runBench(async (life) => {
   // A no-change sync of repository 0.
   const resync: number[] = [];
   for (let round = 0; round < 3; round++) {
-    const countsBefore = new Map(proxy.counts);
+    const countsBefore = await bench.apiRequests();
     const cpuBefore = (await procStatus(c.pid)).cpuMs;
     const wall = await syncOnce(repos[0]!.name);
     await sleep(1000);
     const cpu = (await procStatus(c.pid)).cpuMs - cpuBefore;
     resync.push(wall);
-    log(`no-change sync ${round + 1}: ${wall} ms wall, ${total(delta(countsBefore))} API requests (${summary(delta(countsBefore))}), controller CPU ${cpu.toFixed(0)} ms`);
+    const made = delta(await bench.apiRequests(), countsBefore);
+    log(`no-change sync ${round + 1}: ${wall} ms wall, ${total(made)} API requests (${summary(made)}), controller CPU ${cpu.toFixed(0)} ms`);
   }
 
   // One push: a code change in repository 0's first function, its sync requested while every other repository is asked to sync too.
@@ -146,19 +145,17 @@ runBench(async (life) => {
   // Restart: stop the controller, start a new one over the same git cache, time the first no-change sync of every repository.
   await bench.stopController();
   const buildsBeforeRestart = harness.builds;
-  const countsBeforeRestart = new Map(proxy.counts);
-  const objectsBeforeRestart = new Map(proxy.perObject);
+  const countsBeforeRestart = await bench.apiRequests();
   const restartAt = Date.now();
   c = await startController();
   await Promise.all(repos.map((r) => syncOnce(r.name)));
   const restartMs = Date.now() - restartAt;
   await sleep(5000);
-  const restartWrites = writesOf(proxy.counts, countsBeforeRestart);
+  const restartWrites = writesOf(await bench.apiRequests(), countsBeforeRestart);
   // Our own sync requests are writes of the benchmark, not of the controller; status writes of the synced repositories are expected.
   log(
     `restart → first no-change sync of all ${repos.length} repositories: ${restartMs} ms; ${harness.builds - buildsBeforeRestart} rebuilds; ${total(restartWrites)} writes (${summary(restartWrites)})`,
   );
-  if (total(restartWrites) > 0) log(`  restart writes per object: ${writesPerObject(proxy.perObject, objectsBeforeRestart)}`);
 
   const soak: Array<{ t: number; rssMb: number; loopP99Ms: number | undefined }> = [];
   if (SOAK_S > 0) {

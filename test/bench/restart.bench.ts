@@ -7,8 +7,8 @@
 // a sync of every repository is requested while no controller runs (as a webhook would have been), and
 // the time from starting the new process to every repository's status saying it handled that request
 // is the restart time; beside it the phases from the controller's log (leading, informers synced), the
-// rebuilds (build Jobs the harness saw) and the writes (counted at the proxy; the handled requests' own
-// status writes, one per repository, are the expected ones and shown apart), and how long until every
+// rebuilds (build Jobs the harness saw) and the writes (from the controller's sless_kube_requests_total;
+// the handled requests' own status writes, one per repository, are the expected ones and shown apart), and how long until every
 // work queue is empty. Baseline from the same run: a no-change sync of the running controller.
 // `--request-when after` asks for the sync only once the new process leads and watches (as controller.bench
 // does), `both` alternates (odd rounds before, even after).
@@ -16,7 +16,7 @@
 // then, and where it is (V8 heap per space, native, file-backed); `memory` in the JSON is the timeline.
 import { parseArgs } from 'node:util';
 import { runBench } from './bench-lifecycle.ts';
-import { procStatus, total, writesOf, writesPerObject } from './controller-bench-kit.ts';
+import { procStatus, total, writesOf } from './controller-bench-kit.ts';
 import { loadAverage, log, setUpScaleBench, sleep } from './scale-bench.ts';
 import { describeSample, sampleMemory, traceMemory } from './memory-probe.ts';
 import { logTimes, modulesLoadedMs, queueDepth, syncTotals } from './scale-bench-probes.ts';
@@ -79,8 +79,7 @@ runBench(async (life) => {
     };
     let at = when === 'before' ? await requestAll() : '';
     const builds = bench.harness.builds;
-    const counts = new Map(bench.proxy.counts);
-    const objects = new Map(bench.proxy.perObject);
+    const counts = await bench.apiRequests();
     const spawned = Date.now();
     const c = await bench.startController({ SLESS_LOG_LEVEL: 'info' });
     running = c;
@@ -98,10 +97,11 @@ runBench(async (life) => {
       }
     }
     await sleep(5000);
-    const writes = writesOf(bench.proxy.counts, counts);
+    const after = await bench.apiRequests();
+    const writes = writesOf(after, counts);
     const expected = writes.get('PATCH functionrepositories/status') ?? 0;
     writes.delete('PATCH functionrepositories/status');
-    const reads = [...bench.proxy.counts].filter(([k]) => /^(GET|LIST) /.test(k)).reduce((a, [k, v]) => a + v - (counts.get(k) ?? 0), 0);
+    const reads = [...after].filter(([k]) => /^(GET|LIST) /.test(k)).reduce((a, [k, v]) => a + v - (counts.get(k) ?? 0), 0);
     const rss = await procStatus(c.pid);
     const result = {
       round,
@@ -128,7 +128,7 @@ runBench(async (life) => {
         `${syncs?.count} sync(s) taking ${syncs?.seconds.toFixed(2)} s, queues empty at ${idleMs ?? '>120000'} ms); ` +
         `${result.rebuilds} rebuilds; ${result.writes} writes besides the ${expected} handled-request status writes; ${reads} reads; RSS ${result.rssMb} MB; load average ${result.loadAverage}`,
     );
-    if (result.writes > 0) log(`  writes: ${[...writes].map(([k, v]) => `${k}=${v}`).join(', ')}; per object: ${writesPerObject(bench.proxy.perObject, objects)}`);
+    if (result.writes > 0) log(`  writes: ${[...writes].map(([k, v]) => `${k}=${v}`).join(', ')}`);
   }
   await memory.stop();
   console.log(

@@ -1,5 +1,5 @@
-// What the scale benchmarks read from a running controller process: its work-queue depth and its
-// event-loop delay (from /metrics), and when given log lines appeared (pino's JSON `time`).
+// What the scale benchmarks read from a running controller process: its work-queue depth, its API
+// requests and its event-loop delay (from /metrics), and when given log lines appeared (pino's JSON `time`).
 import type { ControllerProcess } from './controller-bench-kit.ts';
 
 async function metrics(c: ControllerProcess): Promise<string> {
@@ -23,6 +23,20 @@ export async function queueDepth(c: ControllerProcess): Promise<number> {
   } catch {
     return Infinity;
   }
+}
+
+/**
+ * The API requests this process sent, by `VERB resource` (sless_kube_requests_total: the controller counts
+ * them at the dispatcher they all pass). Throws when /metrics does not answer.
+ */
+export async function kubeRequests(c: ControllerProcess): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await metrics(c)).split('\n')) {
+    if (!line.startsWith('sless_kube_requests_total{')) continue;
+    const labels = Object.fromEntries([...line.slice(0, line.lastIndexOf('}')).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    out.set(`${labels.verb} ${labels.resource}`, Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
 }
 
 /** Repository syncs this process ran and the seconds they took in all (sless_sync_duration_seconds). */

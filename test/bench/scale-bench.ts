@@ -1,9 +1,11 @@
 // The setting of the scale benchmarks (restart, repositories, soak): R FunctionRepositories with N/R
 // function folders each on a real git server, a real kube-apiserver (without kube-controller-manager, so
 // only the controller and the harness talk to it) and SeaweedFS, a real `sless controller` process (one
-// replica) behind a counting proxy, and the harness that plays kaniko and the Deployment controller.
+// replica) talking to the API server directly, and the harness that plays kaniko and the Deployment
+// controller. The controller's API requests are read from its own /metrics (sless_kube_requests_total): a
+// counting proxy in this process cost ~40 s of CPU in a 1,000-function run, CPU the measured run shared.
 // Everything it starts is stopped through the BenchLifecycle (bench-lifecycle.ts).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +18,9 @@ import { freshNamespace } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
 import type { BenchLifecycle } from './bench-lifecycle.ts';
 import { reuseConnections } from '../../src/platform/kubernetes/runtime/reuse-connections.ts';
-import { countingProxy, procStatus, startBuildHarness, startControllerProcess, type ControllerProcess } from './controller-bench-kit.ts';
+import { procStatus, startBuildHarness, startControllerProcess, total, type ControllerProcess } from './controller-bench-kit.ts';
 import { cpuBetween, formatCpu, sampleCpu, type CpuSample } from './scale-bench-cpu.ts';
+import { kubeRequests } from './scale-bench-probes.ts';
 import { milestones, watchSlessObjects } from './scale-bench-watch.ts';
 
 const GROUP = 'sless.kube5s.ru';
@@ -135,19 +138,8 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   }
   log(`${repos.length} repositories with ${N} functions pushed in ${Date.now() - t0} ms; load average ${loadAverage()}`);
 
-  // The controller talks to the API server through the counting proxy (plain http on loopback).
-  const proxy = await countingProxy(new URL(kc.getCurrentCluster()!.server));
-  life.onStop(() => proxy.close());
-  const user = kc.getCurrentUser()!;
-  const viaProxy = new KubeConfig();
-  viaProxy.loadFromOptions({
-    clusters: [{ name: 'proxy', server: proxy.url, skipTLSVerify: true }],
-    users: [user],
-    contexts: [{ name: 'proxy', cluster: 'proxy', user: user.name }],
-    currentContext: 'proxy',
-  });
-  const kubeconfigPath = path.join(tmp, 'kubeconfig');
-  await writeFile(kubeconfigPath, viaProxy.exportConfig());
+  // The controller talks to the API server directly, with the services' kubeconfig.
+  const kubeconfigPath = need('SLESS_TEST_KUBECONFIG');
   // The controller runs with the pod's memory settings (deploy/: the image's ENV overlaid by the StatefulSet's);
   // the caller's NODE_OPTIONS and MALLOC_ARENA_MAX come after them (a variant to measure).
   const pod = await controllerMemoryEnv();
@@ -175,7 +167,14 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
 
   let controller: ControllerProcess | undefined;
   life.onStop(() => controller?.stop());
-  const watches = () => [...proxy.counts].filter(([k]) => k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0);
+  /** API requests of the controller processes stopped so far (each one's last scrape, just before its SIGTERM). */
+  const stoppedRequests = new Map<string, number>();
+  /** The controllers' API requests by `VERB resource`, summed over the processes this bench ran (each counts from 0). */
+  const apiRequests = async (): Promise<Map<string, number>> => {
+    const out = new Map(stoppedRequests);
+    if (controller) for (const [k, v] of await kubeRequests(controller)) out.set(k, (out.get(k) ?? 0) + v);
+    return out;
+  };
   const harness = startBuildHarness(kc, buildNs.name, DIGEST, log, ns.name);
   life.onStop(() => harness.stop());
   const watch = await watchSlessObjects(kc, ns.name);
@@ -219,7 +218,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     ns: ns.name,
     buildNs: buildNs.name,
     repos,
-    proxy,
+    apiRequests,
     harness,
     get controller(): ControllerProcess {
       if (!controller) throw new Error('no controller is running');
@@ -227,7 +226,6 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     },
     /** Starts a controller process; resolves once it leads and its informers watch. */
     async startController(extraEnv: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
-      const before = watches();
       const c = await startControllerProcess({
         bin: opts.slessBin ?? path.join(root, 'bin/sless.js'),
         cwd: root,
@@ -237,7 +235,8 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
       });
       controller = c;
       // Leading, with the controller's nine informers (the build pods' among them) watching (the serving cache's three watch before it leads).
-      for (const t = Date.now(); watches() - before < 12; ) {
+      const watches = async () => [...(await kubeRequests(c).catch(() => new Map<string, number>()))].filter(([k]) => k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0);
+      for (const t = Date.now(); (await watches()) < 12; ) {
         if (c.child.exitCode !== null) throw new Error(`the controller exited with ${c.child.exitCode}:\n${c.log.join('').slice(-4000)}`);
         if (Date.now() - t > 180_000) throw new Error(`the controller did not start watching within 180 s:\n${c.log.join('').slice(-4000)}`);
         await sleep(100);
@@ -247,6 +246,8 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     async stopController(): Promise<void> {
       const c = controller;
       if (!c) return;
+      // What it sent up to now; its shutdown's few requests (the Lease released) go uncounted.
+      for (const [k, v] of await kubeRequests(c).catch(() => new Map<string, number>())) stoppedRequests.set(k, (stoppedRequests.get(k) ?? 0) + v);
       const t = Date.now();
       await c.stop();
       controller = undefined;
@@ -275,11 +276,11 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
       let lastReport = Date.now();
       const cpuStart = await sampleCpu(cpuLabels());
       let cpuLast: CpuSample = cpuStart;
-      let requestsLast = proxy.total();
+      let requestsLast = total(await apiRequests());
       const report = async (): Promise<CpuSample> => {
         const now = await sampleCpu(cpuLabels());
         const building = [...watch.functions.values()].filter((f) => f.status?.phase === 'Building').length;
-        const requests = proxy.total();
+        const requests = total(await apiRequests());
         log(
           `${((Date.now() - since) / 1000).toFixed(0)} s: ${watch.functions.size} Functions, ${building} Building, ${watch.readyCount()} Ready, ${watch.triggersReady()} Triggers ready, ${harness.builds} builds, ${harness.rollouts} rollouts, ` +
             `${watch.reposReady()}/${repos.length} repositories ready; controller requests +${requests - requestsLast}; load ${loadAverage()}\n    CPU: ${formatCpu(cpuBetween(cpuLast, now))}`,
