@@ -141,7 +141,9 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
   // The controller talks to the API server directly, with the services' kubeconfig.
   const kubeconfigPath = need('SLESS_TEST_KUBECONFIG');
   // The controller runs with the pod's memory settings (deploy/: the image's ENV overlaid by the StatefulSet's);
-  // the caller's NODE_OPTIONS and MALLOC_ARENA_MAX come after them (a variant to measure).
+  // the caller's NODE_OPTIONS and MALLOC_ARENA_MAX come after them (a variant to measure), and then
+  // SLESS_BENCH_CONTROLLER_NODE_OPTIONS: flags for the controller alone (a smaller heap limit, a heap
+  // snapshot signal), which NODE_OPTIONS would also give the bench's own process.
   const pod = await controllerMemoryEnv();
   const arenas = process.env.MALLOC_ARENA_MAX ?? pod.MALLOC_ARENA_MAX;
   const cpuProf = opts.cpuProf ? `--cpu-prof --cpu-prof-dir=${path.resolve(opts.cpuProf)}` : '';
@@ -161,7 +163,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     SLESS_LOG_LEVEL: 'warn',
     POD_NAMESPACE: system.name,
     POD_NAME: 'bench-controller',
-    NODE_OPTIONS: [pod.NODE_OPTIONS ?? '', process.env.NODE_OPTIONS ?? '', cpuProf].filter(Boolean).join(' '),
+    NODE_OPTIONS: [pod.NODE_OPTIONS ?? '', process.env.NODE_OPTIONS ?? '', process.env.SLESS_BENCH_CONTROLLER_NODE_OPTIONS ?? '', cpuProf].filter(Boolean).join(' '),
     ...(arenas === undefined ? {} : { MALLOC_ARENA_MAX: arenas }),
   };
 
