@@ -23,6 +23,7 @@ import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
+import { applyHeapGrowth } from './heap-growth.ts';
 import type { CommandIo } from './io.ts';
 import { countApiRequests } from '../platform/kubernetes/runtime/api-request-metrics.ts';
 
@@ -265,6 +266,8 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const config = loadControllerConfig(argv);
+  // This process only (not the in-process controllers of tests): before the informers fill the heap.
+  applyHeapGrowth(config.heapGrowingPercent);
   const server = await startControllerServer(config, io);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

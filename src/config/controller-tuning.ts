@@ -30,6 +30,9 @@ const positive = z.coerce.number().int().min(1);
 /** Kubernetes quantities as a container's resources take them (`500m`, `2`, `1Gi`). */
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity like 500m, 2, 512Mi or 2Gi').optional();
 
+/** V8's heap growing factor 1.2 (src/cli/heap-growth.ts): RSS at 1,000 functions follows the limit, not the live heap. */
+export const DEFAULT_HEAP_GROWING_PERCENT = 20;
+
 /** Requests per minute per key (src/http/rate-limits.ts): /v1 per token subject, /hooks per repository. */
 export const DEFAULT_RATE_LIMITS = { v1PerMinute: 600, hooksPerMinute: 120 } as const;
 
@@ -92,5 +95,11 @@ export const controllerTuningSpecs = {
   uploadConcurrency: { env: 'SLESS_UPLOAD_CONCURRENCY', schema: positive, default: DEFAULT_APPLY_CONCURRENCY, describe: 'functions of a sync uploaded and applied at once (repositories take turns)' },
   buildCpu: { env: 'SLESS_BUILD_CPU', schema: quantity, describe: 'CPU request and limit of a build container (e.g. 1)' },
   buildMemory: { env: 'SLESS_BUILD_MEMORY', schema: quantity, describe: 'memory request and limit of a build container (e.g. 2Gi)' },
+  heapGrowingPercent: {
+    env: 'SLESS_HEAP_GROWING_PERCENT',
+    schema: z.coerce.number().int().min(0).max(300),
+    default: DEFAULT_HEAP_GROWING_PERCENT,
+    describe: "how far V8's old generation grows past what the last full GC kept before the next one (20: 1.2x; 0: V8's own, up to 1.5x in the pod): lower keeps RSS nearer the live heap for more full GCs",
+  },
   buildTimeout: { env: 'SLESS_BUILD_TIMEOUT', schema: duration, default: 1_800_000, describe: 'a build running longer fails (activeDeadlineSeconds)' },
 } satisfies Record<string, SettingSpec<unknown>>;
