@@ -1,7 +1,7 @@
 // The benchmarks' git server in a process of its own (git-server-child.ts starts it): the benchmark's own
-// event loop already carries its watches, the build harness and the counting proxy in front of the API
-// server, and the git server's node:http front (a `git http-backend` spawn per request) on that same loop
-// delayed every ls-refs and fetch of the controller behind the benchmark's other work. A hosted git server
+// event loop already carries its watches and the build harness, and the git server's node:http front (a
+// `git http-backend` spawn per request) on that same loop delayed every ls-refs and fetch of the controller
+// behind the benchmark's other work. A hosted git server
 // shares nothing with whoever pushes. Prints {"url", "root"} as one line once it listens; exits when its
 // stdin closes (the benchmark ended, however it ended) or on SIGTERM.
 import { startGitServer } from '../helpers/git-server.ts';

@@ -77,8 +77,8 @@ runBench(async (life) => {
     single.push(await pushOne(false));
     await settle();
     const before = await syncTotals(bench.controller);
-    // This process carries the watches, the harness and the counting proxy the controller's requests pass
-    // through: its own event-loop delay during the busy push is part of what the push's time measures.
+    // This process sends the push's request and sees its Function change through its watch, beside the
+    // harness: its own event-loop delay during the busy push is part of what the push's time measures.
     const loop = monitorEventLoopDelay({ resolution: 5 });
     loop.enable();
     busy.push(await pushOne(true));
