@@ -32,9 +32,10 @@ const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/,
 
 /**
  * V8's heap growing factor (src/cli/heap-growth.ts): 0 leaves V8 its own. 20 (1.2x) kept RSS at 1,000
- * functions at 177-188 MB instead of ~206, but it is set after V8 started (NODE_OPTIONS refuses the flag),
- * and a CI run saw a controller with it abort at SIGTERM (std::bad_alloc after a 32 GiB allocation it
- * never makes otherwise): opt-in until that is understood.
+ * functions at 177-188 MB instead of ~206. Made opt-in when a CI run saw a controller with it abort at
+ * SIGTERM (std::bad_alloc after a 32 GiB allocation); that abort was later reproduced without the flag
+ * and on code from before it (kube-leader-handover + kube-leader under tsx, about 1 run in 3), so the
+ * flag is not its cause. It stays opt-in until that abort is fixed.
  */
 export const DEFAULT_HEAP_GROWING_PERCENT = 0;
 
