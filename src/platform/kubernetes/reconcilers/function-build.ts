@@ -13,7 +13,7 @@ import type { FunctionResource } from '../objects/resources.ts';
 import { DEFAULT_BUILDS_PER_NAMESPACE } from '../settings.ts';
 import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
-import { record, type ReconcileContext } from './context.ts';
+import { record, splitKey, type ReconcileContext } from './context.ts';
 import type { StepResult } from './function-step.ts';
 import { failedContainer, jobFailureReason, jobState, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
 
@@ -46,7 +46,7 @@ export class FunctionBuilds {
 
   /** `key` needs no build now (its image is current): it waits for no slot. */
   notWaiting(key: string): void {
-    this.waiters.done(key.slice(0, key.indexOf('/')), key);
+    this.waiters.done(splitKey(key).namespace, key);
   }
 
   /** A build slot of `namespace` freed (a build ended or its Job went away): the Function to look now, if one waits. */
