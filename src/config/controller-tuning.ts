@@ -32,10 +32,9 @@ const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/,
 
 /**
  * V8's heap growing factor (src/cli/heap-growth.ts): 0 leaves V8 its own. 20 (1.2x) kept RSS at 1,000
- * functions at 177-188 MB instead of ~206. Made opt-in when a CI run saw a controller with it abort at
- * SIGTERM (std::bad_alloc after a 32 GiB allocation); that abort was later reproduced without the flag
- * and on code from before it (kube-leader-handover + kube-leader under tsx, about 1 run in 3), so the
- * flag is not its cause. It stays opt-in until that abort is fixed.
+ * functions at 177-198 MB instead of ~206, for more full GCs: controller CPU to steady state 40 -> 48 s, and
+ * on 2 busy cores the steady state 70 -> 79 s. So it is a choice, not the default. (A SIGTERM abort first
+ * blamed on it was Node's HTTP/2 client, now not used: platform/kubernetes/runtime/api-dispatcher.ts.)
  */
 export const DEFAULT_HEAP_GROWING_PERCENT = 0;
 

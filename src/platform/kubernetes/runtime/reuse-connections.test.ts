@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
@@ -95,5 +100,39 @@ describe('reuseConnections', () => {
       createDispatcher(cluster: unknown, agentOptions: Record<string, unknown>): unknown;
     };
     assert.notEqual(kc.createDispatcher({ name: 'c', server: 'https://10.0.0.1' }, {}), undefined);
+  });
+
+  it('speaks HTTP/1.1 to an API server that offers h2 (Node\'s HTTP/2 client aborted the controller at exit)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sless-h2-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+        '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      const cert = readFileSync(join(dir, 'cert.pem'));
+      const versions: string[] = [];
+      // As Go's server does: h2 first by ALPN, HTTP/1.1 for clients that only offer that.
+      const server = http2.createSecureServer({ key: readFileSync(join(dir, 'key.pem')), cert, allowHTTP1: true }, (req, res) => {
+        versions.push(req.httpVersion);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'NamespaceList', metadata: {}, items: [] }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const kc = new KubeConfig();
+        kc.loadFromOptions({
+          clusters: [{ name: 'c', server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, caData: cert.toString('base64') }],
+          users: [{ name: 'u', token: 't' }],
+          contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+          currentContext: 'x',
+        });
+        const core = reuseConnections(kc).makeApiClient(CoreV1Api);
+        await core.listNamespace();
+        await core.listNamespace();
+        assert.deepEqual(versions, ['1.1', '1.1']);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
