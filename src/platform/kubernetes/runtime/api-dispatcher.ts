@@ -3,7 +3,7 @@
 // HTTP/1.1 because undici 8 offers h2 by ALPN by default and the API server takes it; then Node 22's HTTP/2
 // client aborted the controller (std::bad_alloc asking for 32 GiB in Http2Session::CopyDataIntoOutgoing,
 // from a core dump) when requests in flight were cancelled, as the write gate does when leadership ends:
-// 2 SIGTERMs of 4 in the kube-leader tests, none of 12 over HTTP/1.1.
+// 2 SIGTERMs of 4 in the kube-leader tests, none of 18 over HTTP/1.1.
 //
 // Over HTTP/1.1 a connection carries one request at a time, so two pools. A watch holds its connection for
 // as long as it runs (one per informer and namespace, however many namespaces are watched), so watches get
@@ -18,7 +18,7 @@ export const API_CALL_CONNECTIONS = 16;
 const KEEP_ALIVE_MS = 30_000;
 
 /** A dispatcher for one API server; `connect` holds client-node's TLS options (undefined: none). */
-export function apiDispatcher(connect: Record<string, unknown> | undefined): Dispatcher {
+export function apiDispatcher(connect: Agent.Options['connect']): Dispatcher {
   const common = { allowH2: false, keepAliveTimeout: KEEP_ALIVE_MS, ...(connect ? { connect } : {}) };
   const watches = new Agent(common);
   const calls = new Agent({ ...common, connections: API_CALL_CONNECTIONS });

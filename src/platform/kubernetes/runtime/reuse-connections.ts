@@ -9,7 +9,7 @@
 // Every request of every client made from the KubeConfig (API calls, informers' lists and watches, the
 // Lease) passes that dispatcher, so it is also where they are counted: an interceptor tells the observer of
 // each one as it is dispatched (sless_kube_requests_total, api-request-metrics.ts).
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import { apiDispatcher } from './api-dispatcher.ts';
 import { apiRequestKind, type ApiVerb } from './api-request-kind.ts';
@@ -17,12 +17,10 @@ import { apiRequestKind, type ApiVerb } from './api-request-kind.ts';
 export type ApiRequestObserver = (verb: ApiVerb, resource: string) => void;
 
 type CreateDispatcher = (cluster: unknown, agentOptions: Record<string, unknown>) => unknown;
-type DispatcherOptions = { type: 'agent'; connect: Record<string, unknown> } | { type: 'none' } | { type: 'proxy' | 'socks' };
 const PATCHED = Symbol.for('sless.reuseConnections');
 
 interface Patched {
   createDispatcher?: CreateDispatcher;
-  createDispatcherOptions?: (cluster: unknown, agentOptions: Record<string, unknown>) => DispatcherOptions;
   [PATCHED]?: { observer: ApiRequestObserver | undefined };
 }
 
@@ -40,14 +38,13 @@ export function reuseConnections(kc: KubeConfig, observer?: ApiRequestObserver):
   if (typeof target.createDispatcher !== 'function') return kc;
   const state: { observer: ApiRequestObserver | undefined } = { observer };
   const original = target.createDispatcher.bind(kc);
-  const optionsOf = target.createDispatcherOptions?.bind(kc);
   // With client-node's TLS options. Without any, client-node answers undefined (fetch then takes undici's
   // global dispatcher, which nothing here would see); one of our own keeps those requests counted too.
   // Proxies and SOCKS keep client-node's own dispatcher.
   const make = (cluster: unknown, agentOptions: Record<string, unknown>): Dispatcher => {
-    const options = optionsOf?.(cluster, agentOptions);
-    if (options?.type === 'agent') return apiDispatcher(options.connect);
-    if (options?.type === 'none') return apiDispatcher(undefined);
+    const options = kc.createDispatcherOptions(cluster as Cluster | null, agentOptions);
+    if (options.type === 'agent') return apiDispatcher(options.connect);
+    if (options.type === 'none') return apiDispatcher(undefined);
     return (original(cluster, agentOptions) as Dispatcher | undefined) ?? apiDispatcher(undefined);
   };
   const cache = new Map<string, unknown>();
