@@ -47,4 +47,18 @@ describe('writeStatus', () => {
     await writeStatus(ctx, 'Function', fresh, building, { phase: 'Building', message: 'building' });
     assert.equal(sent.length, 1);
   });
+
+  it('remembers a digest of the body it wrote, not the body (a repository status of 1,000 functions)', async () => {
+    const memo: StatusMemo = new Map();
+    const ctx = {
+      kube: { patchStatus: async () => undefined },
+      now: () => new Date('2026-12-01T00:00:00Z'),
+      statusMemo: memo,
+    } as unknown as Parameters<typeof writeStatus>[0];
+    const functions = Array.from({ length: 1_000 }, (_, i) => ({ name: `fn-${i}`, path: `functions/fn-${i}`, codeHash: `sha256:${'0'.repeat(64)}` }));
+    const repo = { metadata: { name: 'r', namespace: 'ns', generation: 1, uid: 'u' } };
+    await writeStatus(ctx, 'FunctionRepository', repo, { kind: 'ready', reason: 'Synced', message: 'ok' }, { functions });
+    const [entry] = [...memo.values()];
+    assert.ok(entry && entry.fingerprint.length <= 64, `memo entry holds ${entry?.fingerprint.length} characters`);
+  });
 });

@@ -55,4 +55,11 @@ describe('a sync that may stop after ls-remote', () => {
     assert.equal(unchangedSince(memo, { ...current, now: memo.at + FULL_SYNC_EVERY_MS }), false);
     assert.equal(unchangedSince(memo, { ...current, now: memo.at - 1 }), false);
   });
+
+  it('keeps a fixed-size digest of the owned objects, however many there are (3,000 objects)', () => {
+    const many = Array.from({ length: 3_000 }, (_, i) => fn({ name: `fn-${i}`, uid: `u-${i}` }));
+    const digest = fingerprintOwned([many, [], []]);
+    assert.match(digest, /^[0-9a-f]{64}$/);
+    assert.notEqual(digest, fingerprintOwned([many.slice(1), [], []]));
+  });
 });

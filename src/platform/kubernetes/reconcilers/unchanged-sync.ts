@@ -17,6 +17,7 @@
 //     are fixed for a process's life).
 // A sync request (the requestedAt annotation, a webhook) does not invalidate it: it asks for "look at
 // git now", and the ls-remote does that.
+import { createHash } from 'node:crypto';
 import type { Outcome } from './conditions.ts';
 
 /** The longest a memo stands in for a full sync. */
@@ -59,8 +60,9 @@ export function fingerprintRepository(repo: Owned): string {
 }
 
 /**
- * What the comparison with the live objects reads of the owned objects, in a stable order. A status write
- * changes none of it (no generation bump), so the Function reconciler's work does not invalidate the memo.
+ * What the comparison with the live objects reads of the owned objects, in a stable order, as a sha256
+ * digest: the rows themselves came to 786 KB per memo at 1,000 functions. A status write changes none of it
+ * (no generation bump), so the Function reconciler's work does not invalidate the memo.
  */
 export function fingerprintOwned(groups: ReadonlyArray<readonly Owned[]>): string {
   const rows: string[] = [];
@@ -81,7 +83,9 @@ export function fingerprintOwned(groups: ReadonlyArray<readonly Owned[]>): strin
       );
     }
   }
-  return rows.sort().join('\n');
+  const hash = createHash('sha256');
+  for (const row of rows.sort()) hash.update(row).update('\n');
+  return hash.digest('hex');
 }
 
 /** True when `current` may report `memo` again instead of syncing in full. */
