@@ -4,11 +4,13 @@
 // took ~4.5 s at start-up on a loaded machine; one file per chunk loads in ~1 s. Code splitting keeps
 // the lazy `import()`s lazy (the commands, PostgreSQL, parts of the AWS SDK): each becomes its own
 // chunk, loaded when first used. Every chunk lies in dist/ itself, one level below the package root
-// as src/ is, which src/package-root.ts relies on. Whitespace and comments are left out, names are
-// not (stack traces keep them): V8 keeps every chunk's source in memory, and esbuild kept some comments,
-// one of them with a non-ASCII character, which made V8 store the controller's 8 MB chunk at two bytes a
-// character. Without them the sources are 7.8 MB instead of 14.1, and a controller that has loaded its
-// code holds ~19 MB less (RSS 123 -> 104 MB; test/integration/cli-bundle.test.ts checks ASCII only).
+// as src/ is, which src/package-root.ts relies on. Minified, because V8 keeps every chunk's source in
+// memory: esbuild kept some comments, one of them with a non-ASCII character, which made V8 store the
+// controller's 8 MB chunk at two bytes a character. Without whitespace and comments the sources were 7.8 MB
+// instead of 14.1 (RSS 123 -> 104 MB); with local names minified too, 5.4 MB (RSS at start 126.6 -> 124.9
+// MB). keepNames keeps every function's and class's own name, so stack frames still say `at boom` and
+// `at o.go`: the class before a method's name is the minified local. test/integration/cli-bundle.test.ts
+// checks ASCII only, the size and the names.
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +35,8 @@ const result = await build({
   banner: { js: "import { createRequire as __slessCreateRequire } from 'node:module'; const require = __slessCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
-  minifyWhitespace: true,
+  minify: true,
+  keepNames: true,
 });
 // What is left past ASCII is in regular expressions and template literals (esbuild escapes it in strings):
 // \uXXXX means the same code unit there, and keeps every chunk one-byte for V8.

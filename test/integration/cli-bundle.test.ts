@@ -63,6 +63,17 @@ describe('the bundled CLI (npm run build)', { timeout: 180_000 }, () => {
     }
   });
 
+  it('is minified, every function and class keeping its name (stack traces, logs), under 6 MB', async () => {
+    // V8 keeps every chunk's source in memory for as long as its functions live: fewer bytes, less heap.
+    const chunks = (await readdir(path.join(dir, 'dist'))).filter((f) => f.endsWith('.js'));
+    const sources = await Promise.all(chunks.map((f) => readFile(path.join(dir, 'dist', f), 'utf8')));
+    const total = sources.reduce((a, s) => a + Buffer.byteLength(s), 0);
+    assert.ok(total < 6_000_000, `dist/*.js: ${total} bytes`);
+    const controller = sources.find((s) => s.includes('FunctionReconciler'));
+    assert.ok(controller, 'a chunk names FunctionReconciler');
+    for (const name of ['RepositoryReconciler', 'functionDeployment']) assert.ok(controller.includes(name), `the controller chunk names ${name}`);
+  });
+
   it('prints its version from package.json', async () => {
     const { version } = (await import(path.join(repoRoot, 'package.json'), { with: { type: 'json' } })).default as { version: string };
     const out = await sless('--version');
