@@ -11,8 +11,8 @@ import { heapGrowthFlags } from './heap-growth.ts';
 const base = { SLESS_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes!', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
 
 describe('heap growth', () => {
-  it('SLESS_HEAP_GROWING_PERCENT: 0 (V8 its own factor) by default, opt-in 20 for 1.2x', () => {
-    assert.equal(loadControllerConfig([], base).heapGrowingPercent, 0);
+  it('SLESS_HEAP_GROWING_PERCENT: 20 (1.2x) by default, 0 for V8 its own factor', () => {
+    assert.equal(loadControllerConfig([], base).heapGrowingPercent, 20);
     assert.equal(loadControllerConfig([], { ...base, SLESS_HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent, 20);
     assert.equal(loadControllerConfig([], { ...base, SLESS_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent, 0);
     assert.throws(() => loadControllerConfig([], { ...base, SLESS_HEAP_GROWING_PERCENT: '-1' }));

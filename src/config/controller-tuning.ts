@@ -31,12 +31,13 @@ const positive = z.coerce.number().int().min(1);
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity like 500m, 2, 512Mi or 2Gi').optional();
 
 /**
- * V8's heap growing factor (src/cli/heap-growth.ts): 0 leaves V8 its own. 20 (1.2x) kept RSS at 1,000
- * functions at 177-198 MB instead of ~206, for more full GCs: controller CPU to steady state 40 -> 48 s, and
- * on 2 busy cores the steady state 70 -> 79 s. So it is a choice, not the default. (A SIGTERM abort first
- * blamed on it was Node's HTTP/2 client, now not used: platform/kubernetes/runtime/api-dispatcher.ts.)
+ * V8's heap growing factor (src/cli/heap-growth.ts), 1.2x; 0 leaves V8 its own (~1.5x in the pod). At 1,000
+ * functions, same-hour pairs (restart.bench, bundled, 2026-12-02): RSS at steady state 185-189 MB instead of
+ * 204-206 (the < 200 MB goal), for more full GCs: controller CPU to steady state +1.5-5 s of ~35, the steady
+ * state itself within the noise (58.5 / 61.1 s vs 56.4 / 59.7). It was opt-in while a SIGTERM abort was
+ * blamed on it; that was Node's HTTP/2 client, no longer used (platform/kubernetes/runtime/api-dispatcher.ts).
  */
-export const DEFAULT_HEAP_GROWING_PERCENT = 0;
+export const DEFAULT_HEAP_GROWING_PERCENT = 20;
 
 /** Requests per minute per key (src/http/rate-limits.ts): /v1 per token subject, /hooks per repository. */
 export const DEFAULT_RATE_LIMITS = { v1PerMinute: 600, hooksPerMinute: 120 } as const;
