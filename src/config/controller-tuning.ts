@@ -31,11 +31,13 @@ const positive = z.coerce.number().int().min(1);
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity like 500m, 2, 512Mi or 2Gi').optional();
 
 /**
- * V8's heap growing factor (src/cli/heap-growth.ts), 1.2x; 0 leaves V8 its own (~1.5x in the pod). At 1,000
- * functions, same-hour pairs (restart.bench, bundled, 2026-12-02): RSS at steady state 185-189 MB instead of
- * 204-206 (the < 200 MB goal), for more full GCs: controller CPU to steady state +1.5-5 s of ~35, the steady
- * state itself within the noise (58.5 / 61.1 s vs 56.4 / 59.7). It was opt-in while a SIGTERM abort was
- * blamed on it; that was Node's HTTP/2 client, no longer used (platform/kubernetes/runtime/api-dispatcher.ts).
+ * V8's heap growing factor (src/cli/heap-growth.ts), 1.2x; 0 leaves V8 its own (~1.5x in the pod). It buys
+ * RSS for CPU in bulk work. controller.bench at 1,000 functions, bundled, back to back on 2026-12-03 (07:08-
+ * 07:18 UTC): RSS at steady state 188-190 MB with 20, 198-210 with 0 (the < 200 MB goal); controller CPU to
+ * steady state 50.5 / 52.3 s with 20, 40.0-46.5 with 0, steady state 86 / 89 s vs 74-83 s. The day before,
+ * pairs differed less (+1.5-5 CPU s, steady state within the noise). Kept the default for the RSS, which a
+ * pod pays all the time, where the CPU shows only while 1,000 functions are created at once. It was opt-in
+ * while a SIGTERM abort was blamed on it; that was Node's HTTP/2 client, no longer used (api-dispatcher.ts).
  */
 export const DEFAULT_HEAP_GROWING_PERCENT = 20;
 
