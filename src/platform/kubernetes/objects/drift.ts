@@ -72,9 +72,14 @@ interface Workload {
   spec?: unknown;
 }
 
+/** The sha256 (hex) of a value's normalised JSON: equal for equal content, whatever the key order. */
+export function normalizedDigest(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(normalize(value))).digest('hex');
+}
+
 /** `obj` with the hash of its own form in an annotation, so a later reconcile (in any process) sees what was applied. */
 export function stamped<T extends Workload>(obj: T): T {
-  const hash = createHash('sha256').update(JSON.stringify(normalize(obj))).digest('hex').slice(0, 16);
+  const hash = normalizedDigest(obj).slice(0, 16);
   return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata?.annotations, [ANNOTATIONS.appliedHash]: hash } } };
 }
 

@@ -1,10 +1,9 @@
 // Writes a status once per reconcile, and only when it differs from what the object already says.
-import { createHash } from 'node:crypto';
 import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
 import { sameConditions, summarize, type Outcome } from './conditions.ts';
 import type { ReconcileContext } from './context.ts';
-import { normalize } from '../objects/drift.ts';
+import { normalize, normalizedDigest } from '../objects/drift.ts';
 
 interface WithStatus {
   metadata?: { name?: string; namespace?: string; generation?: number; uid?: string };
@@ -40,9 +39,7 @@ export async function writeStatus(
   // Cleared fields ('' or null) say what an absent one says (equalish): they make no difference here either.
   const kept = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([, v]) => v !== undefined && v !== null && v !== ''));
   // A digest, not the body: a repository's status at 1,000 functions is 129 KB, kept per object.
-  const fingerprint = createHash('sha256')
-    .update(JSON.stringify(normalize({ ...kept, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) })))
-    .digest('base64');
+  const fingerprint = normalizedDigest({ ...kept, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) });
   const now = ctx.now().getTime();
   const last = ctx.statusMemo.get(id);
   if (last && last.fingerprint === fingerprint && now - last.at < MEMO_MS) return;
