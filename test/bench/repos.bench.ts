@@ -1,6 +1,6 @@
 // Many-repositories benchmark (issue 15; not part of npm test):
 //   node --import tsx test/bench/repos.bench.ts [--repositories 100] [--functions 1000] [--rounds 3]
-//        [--sless-bin /tmp/build/bin/sless.js] [--controller-log FILE]
+//        [--sless-bin /tmp/build/bin/sless.js] [--controller-log FILE] [--cpu-prof DIR]
 // R FunctionRepositories with N/R functions each (scale-bench.ts) under a real `sless controller`:
 //   - steady state: from creating the repositories to every Function Ready and every repository Ready;
 //   - one push among busy repositories: a code change in one function of repository 0 → that Function's
@@ -24,6 +24,8 @@ const { values } = parseArgs({
     'sless-bin': { type: 'string' },
     // A file that receives everything the controller prints (at SLESS_LOG_LEVEL, warn unless set).
     'controller-log': { type: 'string' },
+    // A folder for V8 CPU profiles of the controller (written when the controller exits).
+    'cpu-prof': { type: 'string' },
   },
 });
 const N = Number(values.functions);
@@ -35,6 +37,7 @@ runBench(async (life) => {
     repositories: Number(values.repositories),
     ...(values['sless-bin'] ? { slessBin: values['sless-bin'] } : {}),
     ...(values['controller-log'] ? { controllerLog: values['controller-log'] } : {}),
+    ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
   });
   await bench.startController(process.env.SLESS_LOG_LEVEL ? { SLESS_LOG_LEVEL: process.env.SLESS_LOG_LEVEL } : {});
   const t0 = Date.now();

@@ -1,6 +1,7 @@
 // The thin adapter between the reconcilers and the API server: server-side apply with field manager
 // `sless`, status merge patches on the status subresource, NotFound-tolerant reads and deletes, events and
-// pod logs. Everything else in the controller is decisions over plain objects.
+// pod logs. Everything else in the controller is decisions over plain objects. The writes of the kinds the
+// controller knows (resource-paths.ts) go as plain JSON (json-api.ts); others through client-node.
 import {
   ApiException,
   BatchV1Api,
@@ -17,6 +18,8 @@ import { VERSION } from '../crd-types.ts';
 import { FIELD_MANAGER, GROUP } from '../objects/meta.ts';
 import { KINDS, type SlessKind } from '../objects/resources.ts';
 import { EventRecorder, type EventRecorderOptions, type EventTarget } from './event-recorder.ts';
+import { CONTENT_TYPES, JsonApi } from './json-api.ts';
+import { resourcePath } from './resource-paths.ts';
 
 export { VERSION };
 
@@ -38,6 +41,10 @@ export function apiMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+function pathOf(obj: EventTarget): string | undefined {
+  return obj.metadata?.name ? resourcePath(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name) : undefined;
+}
+
 function describe(obj: EventTarget): string {
   return `${obj.kind ?? '?'} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name ?? '?'}`;
 }
@@ -49,6 +56,7 @@ export class KubeClient {
   readonly core: CoreV1Api;
   readonly batch: BatchV1Api;
   readonly custom: CustomObjectsApi;
+  private readonly json: JsonApi;
   /** Counts API requests made through this client (for the benchmark and metrics). */
   requests = 0;
   /** The same, per operation (`apply:Function`, `status:Trigger`, `event`, ...). */
@@ -68,6 +76,7 @@ export class KubeClient {
     eventOptions: Pick<EventRecorderOptions, 'windowMs' | 'updateEveryMs'> = {},
   ) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.json = new JsonApi(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.events = new EventRecorder({
       ...eventOptions,
@@ -94,6 +103,8 @@ export class KubeClient {
   async apply<T extends EventTarget>(obj: T): Promise<T> {
     this.note(`apply:${obj.kind ?? '?'}`);
     try {
+      const path = pathOf(obj);
+      if (path) return await this.json.send<T>('PATCH', `${path}?fieldManager=${FIELD_MANAGER}&force=true`, obj, CONTENT_TYPES.apply);
       const body = obj as unknown as KubernetesObject;
       return (await this.objects.patch(body, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as unknown as T;
     } catch (err) {
@@ -105,7 +116,9 @@ export class KubeClient {
   async createIfAbsent(obj: EventTarget): Promise<'created' | 'exists'> {
     this.note('createIfAbsent');
     try {
-      await this.objects.create(obj as unknown as KubernetesObject, undefined, undefined, FIELD_MANAGER);
+      const collection = resourcePath(obj.apiVersion, obj.kind, obj.metadata?.namespace);
+      if (collection) await this.json.send('POST', `${collection}?fieldManager=${FIELD_MANAGER}`, obj);
+      else await this.objects.create(obj as unknown as KubernetesObject, undefined, undefined, FIELD_MANAGER);
       return 'created';
     } catch (err) {
       if (isStatus(err, 409)) return 'exists';
@@ -127,7 +140,9 @@ export class KubeClient {
   async delete(obj: EventTarget): Promise<void> {
     this.note('delete');
     try {
-      await this.objects.delete(obj as unknown as KubernetesObject, undefined, undefined, undefined, undefined, 'Background');
+      const path = pathOf(obj);
+      if (path) await this.json.send('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
+      else await this.objects.delete(obj as unknown as KubernetesObject, undefined, undefined, undefined, undefined, 'Background');
     } catch (err) {
       if (isStatus(err, 404)) return;
       throw new Error(`delete ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
@@ -145,7 +160,9 @@ export class KubeClient {
       metadata: { ...extraMeta, name: obj.metadata?.name, namespace: obj.metadata?.namespace },
     };
     try {
-      await this.objects.patch(target, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch);
+      const path = pathOf(target);
+      if (path) await this.json.send('PATCH', `${path}?fieldManager=${FIELD_MANAGER}`, target, CONTENT_TYPES.merge);
+      else await this.objects.patch(target, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch);
       return 'patched';
     } catch (err) {
       if (isStatus(err, 404)) return 'missing';
@@ -157,10 +174,8 @@ export class KubeClient {
   async patchStatus(kind: SlessKind, namespace: string, name: string, status: object): Promise<void> {
     this.note(`status:${kind}`);
     try {
-      await this.custom.patchNamespacedCustomObjectStatus(
-        { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      const path = `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${KINDS[kind].plural}/${encodeURIComponent(name)}/status`;
+      await this.json.send('PATCH', path, { status }, CONTENT_TYPES.merge);
     } catch (err) {
       if (isStatus(err, 404)) return;
       throw new Error(`patch status of ${kind} ${namespace}/${name} failed: ${apiMessage(err)}`, { cause: err });
