@@ -4,6 +4,7 @@
 // is slimmed (slim.ts: no managedFields) as it arrives, from the list and from the watch alike.
 import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ListPromise, type ObjectCache } from '@kubernetes/client-node';
 import { CacheIndex, INDEXES, type IndexName } from './cache-index.ts';
+import { makeJsonInformer } from './json-watch.ts';
 import { slimObject } from './slim.ts';
 import { backoffDelay, realTimers, type Timers } from './timers.ts';
 
@@ -25,7 +26,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly trim?: (obj: T) => void;
   /** Lookups this cache answers without a scan (byIndex; cache-index.ts). */
   readonly indexes?: readonly IndexName[];
-  /** For tests: replaces client-node's makeInformer. */
+  /** For tests: replaces makeJsonInformer (client-node's makeInformer on JsonWatch). */
   readonly makeInformer?: typeof makeInformer;
 }
 
@@ -47,7 +48,7 @@ export class ResilientInformer<T extends KubernetesObject> {
 
   constructor(private readonly opts: ResilientInformerOptions<T>) {
     this.timers = opts.timers ?? realTimers;
-    const make = opts.makeInformer ?? makeInformer;
+    const make = opts.makeInformer ?? makeJsonInformer;
     const slim = (o: T): T => {
       slimObject(o);
       opts.trim?.(o);
