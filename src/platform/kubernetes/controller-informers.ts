@@ -163,7 +163,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
       on.job,
       [setup.buildNamespace],
       jobForCache,
-      ['buildsOf'],
+      ['runningBuildsOf'],
     ),
     deployments: owned<V1Deployment>(
       'deployments',

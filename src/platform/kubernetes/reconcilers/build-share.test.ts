@@ -2,11 +2,22 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import { LABELS } from '../objects/meta.ts';
-import { BuildReservations, BuildWaiters, buildShare, RESERVATION_TTL_MS, runningBuildsOf } from './build-share.ts';
+import { BuildReservations, BuildWaiters, buildShare, buildsInCache, RESERVATION_TTL_MS } from './build-share.ts';
+
+const BUILDS = 'sless-builds';
+
+/** A Job cache of these Jobs (no index: select() scans it, as it would answer from the index). */
+function cacheOf(jobs: readonly V1Job[]) {
+  return {
+    list: (ns?: string) => jobs.filter((j) => !ns || j.metadata?.namespace === ns),
+    get: (name: string, ns?: string) => jobs.find((j) => j.metadata?.name === name && j.metadata?.namespace === ns),
+  };
+}
+const inCache = (jobs: readonly V1Job[], namespace: string) => buildsInCache(cacheOf(jobs), BUILDS, namespace);
 
 function buildJob(namespace: string, finished?: 'Complete' | 'Failed', name = ''): V1Job {
   return {
-    metadata: { name, labels: { [LABELS.component]: 'build', [LABELS.functionNamespace]: namespace } },
+    metadata: { name, namespace: BUILDS, labels: { [LABELS.component]: 'build', [LABELS.functionNamespace]: namespace } },
     status: finished ? { conditions: [{ type: finished, status: 'True' }] } : {},
   };
 }
@@ -19,11 +30,11 @@ describe('a namespace’s share of builds', () => {
       buildJob('abuser', 'Complete'),
       buildJob('abuser', 'Failed'),
       buildJob('victim'),
-      { metadata: { labels: { [LABELS.functionNamespace]: 'abuser' } } },
+      { metadata: { namespace: BUILDS, labels: { [LABELS.functionNamespace]: 'abuser' } } },
     ];
-    assert.equal(runningBuildsOf(jobs, 'abuser'), 2);
-    assert.equal(runningBuildsOf(jobs, 'victim'), 1);
-    assert.equal(runningBuildsOf(jobs, 'other'), 0);
+    assert.equal(inCache(jobs, 'abuser').running, 2);
+    assert.equal(inCache(jobs, 'victim').running, 1);
+    assert.equal(inCache(jobs, 'other').running, 0);
   });
 
   it('starts a build below the cap and queues it at the cap, saying why and which setting', () => {
@@ -36,23 +47,24 @@ describe('a namespace’s share of builds', () => {
   it('counts the builds just started here that the Job cache does not show yet, so side-by-side reconciles cannot share a slot', () => {
     const slots = new BuildReservations();
     const cache: V1Job[] = [buildJob('team', undefined, 'build-a')];
-    assert.equal(slots.take(cache, 'team', 'build-b', 3, 0).start, true);
-    assert.equal(slots.take(cache, 'team', 'build-c', 3, 0).start, true);
-    const full = slots.take(cache, 'team', 'build-d', 3, 0);
+    assert.equal(slots.take(inCache(cache, 'team'), 'team', 'build-b', 3, 0).start, true);
+    assert.equal(slots.take(inCache(cache, 'team'), 'team', 'build-c', 3, 0).start, true);
+    const full = slots.take(inCache(cache, 'team'), 'team', 'build-d', 3, 0);
     assert.equal(full.start, false, 'the cache shows one, two more were just taken: the share of 3 is full');
-    assert.equal(slots.take(cache, 'other', 'build-x', 3, 0).start, true, 'another namespace has its own share');
+    assert.equal(slots.take(inCache(cache, 'other'), 'other', 'build-x', 3, 0).start, true, 'another namespace has its own share');
   });
 
   it('lets the cache count a reserved build once it shows its Job, and frees slots released or never seen', () => {
     const slots = new BuildReservations();
-    slots.take([], 'team', 'build-a', 2, 0);
-    slots.take([], 'team', 'build-b', 2, 0);
-    assert.equal(slots.running([buildJob('team', undefined, 'build-a')], 'team', 1), 2, 'build-a counted once: by the cache');
-    assert.equal(slots.running([buildJob('team', 'Complete', 'build-a')], 'team', 1), 1, 'a finished Job frees its slot');
+    const none = inCache([], 'team');
+    slots.take(none, 'team', 'build-a', 2, 0);
+    slots.take(none, 'team', 'build-b', 2, 0);
+    assert.equal(slots.running(inCache([buildJob('team', undefined, 'build-a')], 'team'), 'team', 1), 2, 'build-a counted once: by the cache');
+    assert.equal(slots.running(inCache([buildJob('team', 'Complete', 'build-a')], 'team'), 'team', 1), 1, 'a finished Job frees its slot');
     slots.release('team', 'build-b');
-    assert.equal(slots.running([], 'team', 1), 0, 'a released slot (no context yet, an error) is free');
-    slots.take([], 'team', 'build-c', 2, 0);
-    assert.equal(slots.running([], 'team', RESERVATION_TTL_MS), 0, 'a Job the cache never shows stops counting after the TTL');
+    assert.equal(slots.running(none, 'team', 1), 0, 'a released slot (no context yet, an error) is free');
+    slots.take(none, 'team', 'build-c', 2, 0);
+    assert.equal(slots.running(none, 'team', RESERVATION_TTL_MS), 0, 'a Job the cache never shows stops counting after the TTL');
   });
 });
 

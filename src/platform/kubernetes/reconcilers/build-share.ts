@@ -6,8 +6,8 @@
 // lags behind our own creates, and Function reconciles running side by side (SLESS_BUILD_CONCURRENCY)
 // would otherwise all take the last slot (12 Jobs at once for a share of 3: kube-build-share.test.ts).
 import type { V1Job } from '@kubernetes/client-node';
-import { LABELS } from '../objects/meta.ts';
-import { jobState } from './job-status.ts';
+import { select } from '../runtime/cache-index.ts';
+import type { Cache } from './context.ts';
 
 /**
  * How often a build waiting for its namespace's share looks again on its own. A build that ends wakes the
@@ -19,20 +19,18 @@ export const BUILD_QUEUED_RECHECK_MS = 30_000;
 /** How long a build started here counts without its Job in the cache (a Job deleted at once never shows). */
 export const RESERVATION_TTL_MS = 60_000;
 
-export function runningBuildsOf(jobs: readonly V1Job[], namespace: string): number {
-  return buildJobsOf(jobs, namespace).running;
+/** What the Job cache shows of one namespace's builds: how many run, and whether a Job of a name is there. */
+export interface BuildsInCache {
+  readonly running: number;
+  has(jobName: string): boolean;
 }
 
-function buildJobsOf(jobs: readonly V1Job[], namespace: string): { running: number; names: Set<string> } {
-  let running = 0;
-  const names = new Set<string>();
-  for (const job of jobs) {
-    const labels = job.metadata?.labels ?? {};
-    if (labels[LABELS.component] !== 'build' || labels[LABELS.functionNamespace] !== namespace) continue;
-    names.add(job.metadata?.name ?? '');
-    if (jobState(job) === 'running') running++;
-  }
-  return { running, names };
+/** From the running-builds index (cache-index.ts): the few running builds, not every build Job the namespace had. */
+export function buildsInCache(jobs: Cache<V1Job>, buildNamespace: string, namespace: string): BuildsInCache {
+  return {
+    running: select(jobs, buildNamespace, 'runningBuildsOf', namespace).length,
+    has: (jobName) => jobs.get(jobName, buildNamespace) !== undefined,
+  };
 }
 
 /**
@@ -44,12 +42,11 @@ export class BuildReservations {
   private readonly byNamespace = new Map<string, Map<string, number>>();
 
   /** Running builds of `namespace`: the cache's, plus reservations it does not show yet (stale ones dropped). */
-  running(jobs: readonly V1Job[], namespace: string, nowMs: number): number {
-    const cached = buildJobsOf(jobs, namespace);
+  running(cached: BuildsInCache, namespace: string, nowMs: number): number {
     const mine = this.byNamespace.get(namespace);
     let pending = 0;
     for (const [name, at] of mine ?? []) {
-      if (cached.names.has(name) || nowMs - at >= RESERVATION_TTL_MS) mine!.delete(name);
+      if (cached.has(name) || nowMs - at >= RESERVATION_TTL_MS) mine!.delete(name);
       else pending++;
     }
     if (mine?.size === 0) this.byNamespace.delete(namespace);
@@ -57,8 +54,8 @@ export class BuildReservations {
   }
 
   /** Decides with buildShare and, when the build may start, reserves its slot at once. */
-  take(jobs: readonly V1Job[], namespace: string, jobName: string, cap: number, nowMs: number): ReturnType<typeof buildShare> {
-    const share = buildShare(this.running(jobs, namespace, nowMs), cap, namespace);
+  take(cached: BuildsInCache, namespace: string, jobName: string, cap: number, nowMs: number): ReturnType<typeof buildShare> {
+    const share = buildShare(this.running(cached, namespace, nowMs), cap, namespace);
     if (share.start) {
       const mine = this.byNamespace.get(namespace) ?? new Map<string, number>();
       mine.set(jobName, nowMs);

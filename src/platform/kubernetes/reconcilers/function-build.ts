@@ -11,7 +11,7 @@ import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, bu
 import { ANNOTATIONS } from '../objects/meta.ts';
 import type { FunctionResource } from '../objects/resources.ts';
 import { DEFAULT_BUILDS_PER_NAMESPACE } from '../settings.ts';
-import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters } from './build-share.ts';
+import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters, buildsInCache } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import type { StepResult } from './function-step.ts';
@@ -93,7 +93,7 @@ export class FunctionBuilds {
     if (job) this.waiters.done(namespace, fnKey);
     else {
       const cap = ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE;
-      const share = this.reservations.take(select(ctx.caches.jobs, buildNs, 'buildsOf', namespace), namespace, jobName, cap, Date.now());
+      const share = this.reservations.take(buildsInCache(ctx.caches.jobs, buildNs, namespace), namespace, jobName, cap, Date.now());
       if (!share.start) {
         this.waiters.wait(namespace, fnKey);
         const queued = { outcome: { kind: 'progressing', reason: 'BuildQueued', message: share.message }, status: { phase: 'Building', message: share.message, url } } as const;

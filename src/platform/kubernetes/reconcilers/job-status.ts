@@ -1,20 +1,11 @@
 // Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
 // message, where kaniko writes the digest; the log, where a function prints its result).
 import { JOB_NAME_LABEL } from '../objects/meta.ts';
+export { jobState, type JobState } from '../objects/job-state.ts';
 import { select } from '../runtime/cache-index.ts';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/kube-client.ts';
 import type { Cache } from './context.ts';
-
-export type JobState = 'running' | 'succeeded' | 'failed';
-
-export function jobState(job: V1Job): JobState {
-  const conditions = job.status?.conditions ?? [];
-  const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
-  if (isTrue('Complete')) return 'succeeded';
-  if (isTrue('Failed')) return 'failed';
-  return 'running';
-}
 
 export function jobFailureReason(job: V1Job): string {
   const failed = (job.status?.conditions ?? []).find((c) => c.type === 'Failed' && c.status === 'True');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig, type KubernetesObject, type makeInformer } from '@kubernetes/client-node';
-import { select } from './cache-index.ts';
+import { select, type IndexName } from './cache-index.ts';
 import { FakeTimers } from './fake-timers.ts';
 import { ResilientInformer } from './resilient-informer.ts';
 
@@ -37,7 +37,7 @@ class FakeCache {
 const trigger = (namespace: string, name: string, functionRef: string): KubernetesObject =>
   ({ apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Trigger', metadata: { namespace, name }, spec: { functionRef } }) as KubernetesObject;
 
-function informer(fake: FakeCache, indexes: Array<'functionRef'> = ['functionRef']) {
+function informer(fake: FakeCache, indexes: IndexName[] = ['functionRef']) {
   const seen: string[][] = [];
   const i: ResilientInformer<KubernetesObject> = new ResilientInformer<KubernetesObject>({
     kubeConfig: new KubeConfig(),
@@ -108,5 +108,26 @@ describe('cache indexes (lookups by field without scanning the namespace)', () =
     const plain = { list: (ns?: string) => fake.list(ns) };
     assert.deepEqual(names(select(plain, 'a', 'functionRef', 'a/hello')), ['hello-http']);
     assert.deepEqual(names(select(plain, 'b', 'functionRef', 'a/hello')), []);
+  });
+
+  it('keeps the running build Jobs of each Function namespace apart: a Job leaves it when it finishes', () => {
+    const fake = new FakeCache();
+    const { i } = informer(fake, ['runningBuildsOf']);
+    const build = (name: string, fnNs: string, finished?: 'Complete' | 'Failed'): KubernetesObject =>
+      ({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { namespace: 'sless-builds', name, labels: { 'sless.kube5s.ru/component': 'build', 'sless.kube5s.ru/function-namespace': fnNs } },
+        status: finished ? { conditions: [{ type: finished, status: 'True' }] } : {},
+      }) as KubernetesObject;
+    fake.put(build('b1', 'team'));
+    fake.put(build('b2', 'team'));
+    fake.put(build('b3', 'other'));
+    fake.put({ apiVersion: 'batch/v1', kind: 'Job', metadata: { namespace: 'team', name: 'run-1' } } as KubernetesObject);
+    assert.deepEqual(names(select(i, 'sless-builds', 'runningBuildsOf', 'team')), ['b1', 'b2']);
+    fake.put(build('b1', 'team', 'Complete'));
+    fake.put(build('b2', 'team', 'Failed'));
+    assert.deepEqual(names(select(i, 'sless-builds', 'runningBuildsOf', 'team')), []);
+    assert.deepEqual(names(select(i, 'sless-builds', 'runningBuildsOf', 'other')), ['b3']);
   });
 });
