@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
-import { AppsV1Api, BatchV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, type Informer, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
+import { makeJsonInformer } from '../../src/platform/kubernetes/runtime/json-watch.ts';
 import PQueue from 'p-queue';
 import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube-harness.ts';
 
@@ -135,13 +136,13 @@ export function startBuildHarness(kc: KubeConfig, namespace: string, digest: str
     });
   };
   const informers: Array<Informer<KubernetesObject>> = [];
-  const jobs = makeInformer<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, () => batch.listNamespacedJob({ namespace }));
+  const jobs = makeJsonInformer<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, () => batch.listNamespacedJob({ namespace }));
   jobs.on('add', onJob);
   jobs.on('update', onJob);
   informers.push(jobs as unknown as Informer<KubernetesObject>);
   if (appNamespace) {
     const labelSelector = 'app.kubernetes.io/managed-by=sless';
-    const deployments = makeInformer<V1Deployment>(
+    const deployments = makeJsonInformer<V1Deployment>(
       kc,
       `/apis/apps/v1/namespaces/${appNamespace}/deployments`,
       () => apps.listNamespacedDeployment({ namespace: appNamespace, labelSelector }),

@@ -4,7 +4,8 @@
 // when each phase of a steady state happened: the n-th Function created, the n-th Ready. Triggers too: a
 // function whose schedule has no CronJob yet is not running as its function.yaml says (the first runs
 // called steady state while a third of the CronJobs and Trigger statuses were still to be written).
-import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { makeJsonInformer } from '../../src/platform/kubernetes/runtime/json-watch.ts';
 import type { FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 
 const GROUP = 'sless.kube5s.ru';
@@ -65,7 +66,7 @@ export async function watchSlessObjects(kc: KubeConfig, namespace: string): Prom
     custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural }) as Promise<KubernetesListObject<KubernetesObject>>;
   const path = (plural: string) => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}`;
   // The sless types carry their timestamps as the JSON strings they are; client-node's as Dates.
-  const fnInformer = makeInformer<KubernetesObject>(kc, path('functions'), list('functions'));
+  const fnInformer = makeJsonInformer<KubernetesObject>(kc, path('functions'), list('functions'));
   fnInformer.on('add', (o) => onFunction(o as FunctionResource));
   fnInformer.on('update', (o) => onFunction(o as FunctionResource));
   fnInformer.on('delete', (o) => onFunctionGone(o as FunctionResource));
@@ -81,11 +82,11 @@ export async function watchSlessObjects(kc: KubeConfig, namespace: string): Prom
       triggerReadyAt.push(Date.now());
     }
   };
-  const triggerInformer = makeInformer<KubernetesObject>(kc, path('triggers'), list('triggers'));
+  const triggerInformer = makeJsonInformer<KubernetesObject>(kc, path('triggers'), list('triggers'));
   triggerInformer.on('add', onTrigger);
   triggerInformer.on('update', onTrigger);
   triggerInformer.on('delete', (o) => void triggers.delete(o.metadata?.name ?? ''));
-  const repoInformer = makeInformer<KubernetesObject>(kc, path('functionrepositories'), list('functionrepositories'));
+  const repoInformer = makeJsonInformer<KubernetesObject>(kc, path('functionrepositories'), list('functionrepositories'));
   const onRepo = (o: KubernetesObject) => void repositories.set(o.metadata?.name ?? '', o as RepositoryResource);
   repoInformer.on('add', onRepo);
   repoInformer.on('update', onRepo);
