@@ -2,7 +2,6 @@
 // by name after a restart, started only within the namespace's share (build-share.ts), its outcome read
 // from the Job and its pod (digest, failure class, log tail) and recorded once in the BuildLog; failures
 // of the infrastructure are retried with backoff, deterministic ones stall until a new key or a request.
-import { select } from '../runtime/cache-index.ts';
 import type { V1Job } from '@kubernetes/client-node';
 import { isArtifactStoreError } from '../../../build/artifact-store.ts';
 import { buildKindOfContextKey } from '../../../build/build-kind.ts';
