@@ -6,7 +6,7 @@
 // Authentication and connections stay client-node's: applySecurityAuthentication sets the headers (token,
 // basic, exec and auth-provider plugins) and the dispatcher (TLS; shared keep-alive pools and request
 // counting: reuse-connections.ts), so a request here is the request client-node would make, less the
-// layers. Failures are client-node's ApiException, the body kept as text, so isStatus/apiMessage hold.
+// layers, and the context's signal (the write gate's) aborts it. Failures are client-node's ApiException, the body kept as text, so isStatus/apiMessage hold.
 import { ApiException, RequestContext, type HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { request } from 'undici';
 
@@ -28,8 +28,11 @@ export class JsonApi {
     const context = new RequestContext(server.replace(/\/+$/, '') + path, method as HttpMethod);
     await this.kubeConfig.applySecurityAuthentication(context);
     const dispatcher = context.getDispatcher();
+    // The write gate (write-gate.ts) sets it: a write still in flight when leadership ends is aborted.
+    const signal = context.getSignal();
     const res = await request(context.getUrl(), {
       method,
+      ...(signal ? { signal } : {}),
       headers: { ...context.getHeaders(), accept: CONTENT_TYPES.json, ...(body === undefined ? {} : { 'content-type': contentType }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       ...(dispatcher ? { dispatcher } : {}),
