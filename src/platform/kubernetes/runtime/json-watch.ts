@@ -9,7 +9,6 @@
 import { STATUS_CODES } from 'node:http';
 import {
   ListWatch,
-  RequestContext,
   type Informer,
   type KubeConfig,
   type KubernetesObject,
@@ -18,6 +17,7 @@ import {
   type Watch,
 } from '@kubernetes/client-node';
 import { request } from 'undici';
+import { authenticate, clusterServer } from './authenticated.ts';
 
 export type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
 export type WatchDone = (err: unknown) => void;
@@ -30,9 +30,7 @@ export class JsonWatch {
   constructor(private readonly config: KubeConfig) {}
 
   async watch(path: string, queryParams: Record<string, unknown>, callback: WatchCallback, done: WatchDone): Promise<AbortController> {
-    const cluster = this.config.getCurrentCluster();
-    if (!cluster) throw new Error('No currently active cluster');
-    const url = new URL(cluster.server + path);
+    const url = new URL(clusterServer(this.config, `watch ${path}`) + path);
     url.searchParams.set('watch', 'true');
     for (const [key, val] of Object.entries(queryParams ?? {})) if (val !== undefined) url.searchParams.set(key, String(val));
 
@@ -60,14 +58,12 @@ export class JsonWatch {
       done(err && timedOut ? new DOMException('The operation was aborted due to timeout', 'TimeoutError') : err);
     };
 
-    const context = new RequestContext(url.toString(), 'GET');
-    await this.config.applySecurityAuthentication(context);
+    const { headers, dispatcher } = await authenticate(this.config, url.toString(), 'GET');
     try {
       resetTimer();
-      const dispatcher = context.getDispatcher();
       const res = await request(url, {
         method: 'GET',
-        headers: context.getHeaders(),
+        headers,
         signal: controller.signal,
         ...(dispatcher ? { dispatcher } : {}),
       });
