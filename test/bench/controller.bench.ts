@@ -1,6 +1,7 @@
 // Controller benchmark (not part of npm test):
 //   node --import tsx test/bench/controller.bench.ts [--functions 1000] [--repositories 1]
 //        [--sless-bin dist-bin/sless.js] [--soak-seconds 0] [--push-every 10] [--cpu-prof DIR] [--controller-log FILE]
+//        [--schedules 1|0]  (0: HTTP-only functions; by default each also has a nightly schedule)
 // R FunctionRepositories with N/R function folders each on a real git server, reconciled by a real
 // `sless controller` process (one replica) against a real kube-apiserver and SeaweedFS. Nothing runs
 // containers here, so a harness plays kaniko: every build Job gets a pod that "printed" an image
@@ -33,6 +34,8 @@ const { values } = parseArgs({
     'sless-bin': { type: 'string' },
     'soak-seconds': { type: 'string', default: '0' },
     'push-every': { type: 'string', default: '10' },
+    // 0: HTTP-only functions (an http Trigger each); 1: each also with a nightly schedule (a cron Trigger and a CronJob).
+    schedules: { type: 'string', default: '1' },
     // A folder for V8 CPU profiles of the controller (--cpu-prof; written when each controller process exits).
     'cpu-prof': { type: 'string' },
     // A file that receives everything the controller prints (at SLESS_LOG_LEVEL, warn unless set).
@@ -44,6 +47,7 @@ const R = Math.max(1, Number(values.repositories));
 const TIMEOUT_MS = Number(values.timeout) * 1000;
 const SOAK_S = Number(values['soak-seconds']);
 const PUSH_EVERY_S = Number(values['push-every']);
+const SCHEDULE = values.schedules !== '0';
 
 const summary = (counts: ReadonlyMap<string, number>, top = 12) =>
   [...counts.entries()]
@@ -56,6 +60,7 @@ runBench(async (life) => {
   const bench = await setUpScaleBench(life, {
     functions: N,
     repositories: R,
+    schedule: SCHEDULE,
     ...(values['sless-bin'] ? { slessBin: values['sless-bin'] } : {}),
     ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
     ...(values['controller-log'] ? { controllerLog: values['controller-log'] } : {}),
@@ -117,7 +122,7 @@ runBench(async (life) => {
     const r = repos[0]!;
     const name = functionName(r.first);
     const oldHash = bench.watch.functions.get(name)?.spec?.codeHash;
-    await r.clone.write(functionFiles(r.first, variant++));
+    await r.clone.write(functionFiles(r.first, variant++, SCHEDULE));
     await r.clone.commitAndPush(`change ${name}`);
     const t1 = Date.now();
     const at = new Date().toISOString();
@@ -165,7 +170,7 @@ runBench(async (life) => {
       if (Date.now() >= nextPush) {
         nextPush += PUSH_EVERY_S * 1000;
         const r = repos[variant % repos.length]!;
-        await r.clone.write(functionFiles(r.first, variant++));
+        await r.clone.write(functionFiles(r.first, variant++, SCHEDULE));
         await r.clone.commitAndPush('soak');
         await requestSync(r.name, new Date().toISOString());
       }

@@ -53,20 +53,25 @@ export interface ScaleBenchOptions {
   readonly interval?: string;
   /** A file that receives everything each controller process prints. */
   readonly controllerLog?: string;
+  /** Each function with a nightly schedule (default) or HTTP only. */
+  readonly schedule?: boolean;
 }
 
 export function functionName(i: number): string {
   return `fn-${String(i).padStart(4, '0')}`;
 }
 
-/** One function folder: a Node handler and a nightly schedule (so a Trigger and a CronJob each). */
-/** Each bench function has an http Trigger and one schedule (a cron Trigger with its CronJob). */
-export const TRIGGERS_PER_FUNCTION = 2;
+/** Each bench function has an http Trigger and, unless `schedule` is false, one schedule (a cron Trigger with its CronJob). */
+export function triggersPerFunction(schedule = true): number {
+  return schedule ? 2 : 1;
+}
 
-export function functionFiles(i: number, variant = 0): Record<string, string> {
+/** One function folder: a Node handler and (by default) a nightly schedule. */
+export function functionFiles(i: number, variant = 0, schedule = true): Record<string, string> {
   const name = functionName(i);
+  const schedules = schedule ? `schedules:\n  - name: nightly\n    cron: "0 3 * * *"\n` : '';
   return {
-    [`functions/${name}/function.yaml`]: `name: ${name}\nruntime: nodejs20\nenv:\n  INDEX: "${i}"\nschedules:\n  - name: nightly\n    cron: "0 3 * * *"\n`,
+    [`functions/${name}/function.yaml`]: `name: ${name}\nruntime: nodejs20\nenv:\n  INDEX: "${i}"\n${schedules}`,
     [`functions/${name}/handler.js`]: `exports.handle = async () => ({ i: ${i}, v: ${variant} });\n`,
   };
 }
@@ -131,7 +136,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
     const clone = await WorkClone.create(repo);
     life.onStop(() => rm(clone.dir, { recursive: true, force: true }));
     const files: Record<string, string> = {};
-    for (let i = first; i < first + count; i++) Object.assign(files, functionFiles(i));
+    for (let i = first; i < first + count; i++) Object.assign(files, functionFiles(i, 0, opts.schedule));
     await clone.write(files);
     await clone.commitAndPush(`${count} functions`);
     repos.push({ name: `bench-${r}`, url: repo.url, clone, first, count });
@@ -297,7 +302,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
         const done =
           watch.functions.size === expected &&
           watch.readyCount() === expected &&
-          watch.triggersReady() === expected * TRIGGERS_PER_FUNCTION &&
+          watch.triggersReady() === expected * triggersPerFunction(opts.schedule) &&
           watch.reposReady() === repos.length;
         if (done) {
           const seconds = (Date.now() - since) / 1000;
@@ -305,7 +310,7 @@ export async function setUpScaleBench(life: BenchLifecycle, opts: ScaleBenchOpti
           const cpu = cpuBetween(cpuStart, end);
           const s = (t: number) => `${((t - since) / 1000).toFixed(1)} s`;
           log(
-            `phases: ${milestones('Functions created', watch.createdAt, since, expected)}; build Jobs ${harness.builds} from ${s(harness.firstBuildSeenAt)} to ${s(harness.lastBuildSeenAt)}; ${milestones('Ready', watch.readyAt, since, expected)}; ${milestones('Triggers ready', watch.triggerReadyAt, since, expected * TRIGGERS_PER_FUNCTION)}`,
+            `phases: ${milestones('Functions created', watch.createdAt, since, expected)}; build Jobs ${harness.builds} from ${s(harness.firstBuildSeenAt)} to ${s(harness.lastBuildSeenAt)}; ${milestones('Ready', watch.readyAt, since, expected)}; ${milestones('Triggers ready', watch.triggerReadyAt, since, expected * triggersPerFunction(opts.schedule))}`,
           );
           log(`CPU from the repositories' creation to steady state: ${formatCpu(cpu, expected)}`);
           return { seconds, peakHwmMb, cpu };
