@@ -19,7 +19,7 @@ import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
 import { type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
 import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
 import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
-import { jobState } from './reconcilers/job-status.ts';
+import { jobState } from './objects/job-state.ts';
 import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
 import { forgetStatus } from './reconcilers/status-writer.ts';

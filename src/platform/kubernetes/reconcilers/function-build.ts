@@ -14,7 +14,8 @@ import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters, buildsInCache
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import type { StepResult } from './function-step.ts';
-import { failedContainer, jobFailureReason, jobState, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
+import { jobState } from '../objects/job-state.ts';
+import { failedContainer, jobFailureReason, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
 
 const LOG_TAIL_BYTES = 4096;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;

@@ -5,7 +5,8 @@ import { functionJobRun, runJobName } from '../objects/job-workloads.ts';
 import type { FunctionJobResource } from '../objects/resources.ts';
 import type { Outcome } from './conditions.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
-import { jobFailureReason, jobState, latestJobPod, podOutput } from './job-status.ts';
+import { jobState } from '../objects/job-state.ts';
+import { jobFailureReason, latestJobPod, podOutput } from './job-status.ts';
 import { writeStatus } from './status-writer.ts';
 
 const OUTPUT_BYTES = 8192;

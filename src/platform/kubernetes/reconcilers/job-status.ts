@@ -1,7 +1,6 @@
 // Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
 // message, where kaniko writes the digest; the log, where a function prints its result).
 import { JOB_NAME_LABEL } from '../objects/meta.ts';
-export { jobState, type JobState } from '../objects/job-state.ts';
 import { select } from '../runtime/cache-index.ts';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/kube-client.ts';

@@ -174,7 +174,7 @@ export class KubeClient {
   async patchStatus(kind: SlessKind, namespace: string, name: string, status: object): Promise<void> {
     this.note(`status:${kind}`);
     try {
-      const path = `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${KINDS[kind].plural}/${encodeURIComponent(name)}/status`;
+      const path = `${resourcePath(`${GROUP}/${VERSION}`, KINDS[kind].kind, namespace, name)!}/status`;
       await this.json.send('PATCH', path, { status }, CONTENT_TYPES.merge);
     } catch (err) {
       if (isStatus(err, 404)) return;
