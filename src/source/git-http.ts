@@ -2,7 +2,9 @@
 // (an unresponsive server fails the sync instead of hanging it), a TargetPolicy checked on the first URL,
 // on every address a name resolves to and on every redirect (followed here, up to MAX_REDIRECTS, so each
 // hop is checked), and a cap on the bytes one sync may download (isomorphic-git holds a whole pack in
-// memory).
+// memory). Credentials never leave the origin they were given for: a redirect to another origin (scheme,
+// host or port) is followed without the Authorization header (issue 31 item 4; git's own client does the
+// same), so `sless dev` and SLESS_GIT_CROSS_HOST_REDIRECTS=1 hand no token to the host redirected to.
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -40,29 +42,31 @@ export function createGitHttp(policy: TargetPolicy, options: GitHttpOptions = {}
       const body = req.body ? await collect(req.body) : undefined;
       let url = new URL(req.url);
       let method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
+      let headers = req.headers;
       policy.checkUrl(url);
       for (let hop = 0; ; hop++) {
-        const res = await request(url, { method, headers: req.headers, body: method === 'GET' ? undefined : body, dispatcher, signal: req.signal });
+        const res = await request(url, { method, headers, body: method === 'GET' ? undefined : body, dispatcher, signal: req.signal });
         const location = res.headers.location;
         if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') {
           await res.body.dump();
           if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects from ${req.url}`);
           const next = new URL(location, url);
           policy.checkRedirect(url, next);
+          if (next.origin !== url.origin) headers = withoutCredentials(headers);
           if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) method = 'GET';
           url = next;
           continue;
         }
-        const headers: Record<string, string> = {};
+        const answered: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) {
-          if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          if (v !== undefined) answered[k] = Array.isArray(v) ? v.join(', ') : v;
         }
         return {
           url: req.url,
           method: req.method,
           statusCode: res.statusCode,
           statusMessage: '',
-          headers,
+          headers: answered,
           body: capped(res.body, limit),
         };
       }
@@ -70,6 +74,12 @@ export function createGitHttp(policy: TargetPolicy, options: GitHttpOptions = {}
     close: () => dispatcher.close(),
   };
 }
+
+/** Request headers without those that carry credentials (for a hop to another origin). Pure. */
+export function withoutCredentials(headers: GitHttpRequest['headers']): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => !CREDENTIAL_HEADERS.has(k.toLowerCase())));
+}
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 async function* capped(body: AsyncIterable<Uint8Array>, limit: number): AsyncIterableIterator<Uint8Array> {
   let seen = 0;
