@@ -12,8 +12,9 @@
 // does the rest and is the fallback. With git present, a cache that holds an earlier head fetches the
 // new one in-process over protocol v2 (git-wire-fetch.ts: one POST, a small pack indexed in process); a
 // caller that knows the new head (a webhook names it) passes it as a hint: when that commit is not
-// cached yet, ls-remote is skipped: a child of the cached head is taken at once, any other named head
-// only when an ls-refs POST after the fetch says it is the branch tip.
+// cached yet, the ref advertisement is skipped and the named head is fetched at once, and taken only
+// when an ls-refs POST sent beside the fetch says it is the branch tip (the hint saves a round trip,
+// never decides what the branch is).
 // This file decides which fetch a sync needs; the cache on disk is git-cache-repo.ts, the `git fetch`
 // path git-cli-fetch.ts, the in-process one git-wire-fetch.ts, credentials git-auth.ts.
 import { createHash } from 'node:crypto';
@@ -167,7 +168,7 @@ export class GitSource {
         : undefined;
     let revision: string | undefined;
     let fetched = false;
-    // The webhook named the head: fetch it at once (unless it is a child of the cached head, the tip is checked).
+    // The webhook named the head: fetch it at once, the branch tip asked beside the fetch.
     if (hinted && cached && cli) revision = await this.fetchIncremental(hinted, cached, true);
     // (A cold cache asks too: isomorphic-git's ls-remote follows and checks redirects, and says so.)
     const remoteHead = revision || hinted ? undefined : await this.remoteHead();

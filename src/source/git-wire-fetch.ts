@@ -2,10 +2,11 @@
 // the new head with the cached head as "have", the (thin) pack indexed in this process when small
 // (pack-index.ts: no git process for a one-change fetch) or else by `git index-pack --stdin --fix-thin`
 // (a thin pack's bases come from the cache either way), the `shallow` file updated as
-// `git fetch --depth=1` updates it. With `verifyTip` (a head named by a webhook) the head is taken at
-// once when it is a child of the cached head (a push on top of what the cache holds: never a step
-// back), else only after an ls-refs POST says it still is the branch tip (a late delivery never moves
-// the cache back). Refs are the caller's to write.
+// `git fetch --depth=1` updates it. With `verifyTip` (a head named by a webhook) the head is taken only
+// when an ls-refs POST, sent beside the fetch POST (no extra round trip), says it is the branch tip: a
+// hint never decides what the branch is (issue 31 item 3: a child of the cached head pushed to another
+// branch, then deleted, was taken as the branch; a late delivery must not move the cache back either).
+// Refs are the caller's to write.
 import { open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { HttpClient } from 'isomorphic-git';
@@ -49,29 +50,26 @@ export type WireFetchResult =
 export async function wireFetch(input: WireFetchInput): Promise<WireFetchResult> {
   const shallowFile = path.join(input.gitdir, 'shallow');
   const shallow = await readShallow(shallowFile);
+  const tipAsked = input.verifyTip ? branchTip(input) : undefined;
+  // Settled even when the fetch fails first (no unhandled rejection); awaited below.
+  tipAsked?.catch(() => undefined);
   const response = await postCommand(input.http, input.url, input.headers, fetchRequest({ want: input.want, haves: [input.have], shallow, depth: 1 }));
-  const fetched = parseFetchResponse(response);
-  const indexed = fetched.pack.length <= IN_PROCESS_MAX_BYTES ? await indexInProcess(fetched.pack, input.readObject).catch(() => undefined) : undefined;
-  if (input.verifyTip && !commitParents(indexed?.objects.get(input.want)).includes(input.have)) {
-    const refs = parseLsRefs(await postCommand(input.http, input.url, input.headers, lsRefsRequest(input.branch)));
-    const tip = refs.get(`refs/heads/${input.branch}`);
+  if (tipAsked) {
+    const tip = await tipAsked;
     if (tip !== input.want) return { fetched: false, tip };
   }
+  const fetched = parseFetchResponse(response);
+  const indexed = fetched.pack.length <= IN_PROCESS_MAX_BYTES ? await indexInProcess(fetched.pack, input.readObject).catch(() => undefined) : undefined;
   if (indexed) await storeIndexed(input.gitdir, indexed);
   else await gitIndexPack(input.gitdir, fetched.pack);
   await writeShallow(shallowFile, nextShallow(shallow, fetched));
   return { fetched: true, packBytes: fetched.pack.length, ...(indexed ? { objects: indexed.objects } : {}) };
 }
 
-/** The parent ids of a commit object (none for anything else). Pure. */
-export function commitParents(object: PackBase | undefined): string[] {
-  if (object?.type !== 'commit') return [];
-  const head = object.content.toString('latin1', 0, Math.min(object.content.length, 4096));
-  const end = head.indexOf('\n\n');
-  return (end < 0 ? head : head.slice(0, end))
-    .split('\n')
-    .filter((l) => /^parent [0-9a-f]{40}$/.test(l))
-    .map((l) => l.slice(7));
+/** The branch tip as the server says it now (ls-refs). */
+async function branchTip(input: WireFetchInput): Promise<string | undefined> {
+  const refs = parseLsRefs(await postCommand(input.http, input.url, input.headers, lsRefsRequest(input.branch)));
+  return refs.get(`refs/heads/${input.branch}`);
 }
 
 /** The cache's shallow boundary after a fetch: the old one minus what was unshallowed, plus the new. Pure. */

@@ -1,11 +1,13 @@
 // Issue 15 (one-change sync after a webhook): the head a push webhook names reaches the controller's
 // sync (the requestedRevision annotation beside requestedAt, as KubernetesPlatform.requestSync writes it
-// for /hooks: kube-platform.test.ts), so a push on top of the cached head costs the git server one fetch
-// POST, no ref advertisement and no ls-refs; a request that names no head still asks the server first.
+// for /hooks: kube-platform.test.ts), so a push on top of the cached head costs the git server a fetch
+// POST and an ls-refs POST beside it, no ref advertisement; the branch tip, never the hint, decides the
+// revision; a request that names no head still asks the server first.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { countingGitProxy, type CountingGitProxy } from '../helpers/counting-git-proxy.ts';
+import { deleteBranch } from '../helpers/git-server.ts';
 import { eventually } from '../helpers/kube.ts';
 import { customApi, nodeFunction, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 
@@ -45,7 +47,7 @@ describe("a push webhook's head is the controller's sync hint", () => {
     await proxy?.close();
   });
 
-  it('a push on top of the synced head, named by the request: one fetch POST and the new code applied', async () => {
+  it('a push on top of the synced head, named by the request: a fetch POST with an ls-refs POST beside it, and the new code applied', async () => {
     const before = await codeHash();
     await kit.clone.write(nodeFunction('hinted', { body: "exports.handle = async () => ({ v: 2 });\n" }));
     const head = await kit.clone.commitAndPush('v2');
@@ -53,7 +55,20 @@ describe("a push webhook's head is the controller's sync hint", () => {
     await requestSync(head);
     assert.equal((await kit.getRepository('hinted')).status?.revision, head);
     assert.notEqual(await codeHash(), before, 'the new code is applied');
-    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack'], 'no ref advertisement, no ls-refs: the hint named the head');
+    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack', 'POST /R/git-upload-pack'], 'no ref advertisement: the hint named the head, ls-refs confirmed it');
+  });
+
+  it('a request naming a child of the synced head that is not on the branch (pushed elsewhere, then deleted) does not sync it as main', async () => {
+    const main = (await kit.getRepository('hinted')).status?.revision;
+    assert.ok(main);
+    const before = await codeHash();
+    await kit.clone.write(nodeFunction('hinted', { body: "exports.handle = async () => ({ stray: true });\n" }));
+    const stray = await kit.clone.commitAndPush('stray', { branch: 'stray' });
+    await deleteBranch(kit.clone.repo, 'stray');
+    await kit.clone.run('reset', '--hard', main);
+    await requestSync(stray);
+    assert.equal((await kit.getRepository('hinted')).status?.revision, main, "the branch tip decides main's revision");
+    assert.equal(await codeHash(), before, 'the stray code is not applied');
   });
 
   it('a request naming no head asks the server for the branch first', async () => {

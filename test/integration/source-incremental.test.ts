@@ -1,7 +1,7 @@
 // The incremental git paths against a real git server (git http-backend) behind a proxy that counts
-// requests: a head named by a webhook that is a child of the cached head costs one fetch POST (no ref
-// advertisement, no ls-refs, no `git fetch`), any other named head one more ls-refs POST, a late
-// delivery never moves the cache back, and a second process on the same cache folder (a restarted
+// requests: a head named by a webhook costs a fetch POST and an ls-refs POST sent beside it (no ref
+// advertisement, no `git fetch`), a late delivery never moves the cache back, a head not on the branch
+// is never taken as the branch, and a second process on the same cache folder (a restarted
 // controller) fetches only what was pushed meanwhile.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -15,7 +15,7 @@ import { buildSnapshot } from '../../src/source/build-snapshot.ts';
 import { GitSource } from '../../src/source/git-source.ts';
 import { TargetPolicy } from '../../src/source/target-policy.ts';
 import { countingGitProxy, type CountingGitProxy } from '../helpers/counting-git-proxy.ts';
-import { createRepo, git, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
+import { createRepo, deleteBranch, git, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
 import type { TestRepo } from '../helpers/git-server.ts';
 
 const execFileP = promisify(execFile);
@@ -54,7 +54,7 @@ describe('incremental fetches into the git cache (git command line present)', ()
     url = `${proxy.url}${new URL(repo.url).pathname}`;
   });
 
-  it('a head named by a webhook, pushed on top of the cached one: one fetch POST, the same code_hash as a fresh clone', async () => {
+  it('a head named by a webhook, pushed on top of the cached one: a fetch POST and an ls-refs POST, the same code_hash as a fresh clone', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 20; i++) Object.assign(files, { [`f${i}/function.yaml`]: NODE, [`f${i}/handler.js`]: `// ${randomBytes(3000).toString('base64')}\n` });
     await push(files);
@@ -66,7 +66,7 @@ describe('incremental fetches into the git cache (git command line present)', ()
     const hinted = await source.sync({ head: c2 });
     assert.equal(hinted.revision, c2);
     assert.equal(hinted.fetched, true);
-    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack']);
+    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']);
     const fresh = new GitSource({ url, cacheDir: await mkdtemp(path.join(os.tmpdir(), 'sless-incr-fresh-')), targets: LOCAL });
     cleanups.push(() => fresh.close());
     assert.deepEqual(await buildSnapshot(hinted.tree), await buildSnapshot((await fresh.sync()).tree));
@@ -89,8 +89,8 @@ describe('incremental fetches into the git cache (git command line present)', ()
     proxy.seen.length = 0;
     assert.equal((await source.sync()).revision, c4);
     assert.deepEqual(proxy.seen, ['GET /R/info/refs', 'POST /R/git-upload-pack']);
-    // c3 was never fetched (c4 came in one step): a delivery for it arrives late. It is no child of
-    // the cached head, so the tip is asked (ls-refs) and wins.
+    // c3 was never fetched (c4 came in one step): a delivery for it arrives late. The tip is asked
+    // (ls-refs) and wins.
     proxy.seen.length = 0;
     const late = await source.sync({ head: c3 });
     assert.equal(late.revision, c4);
@@ -100,6 +100,21 @@ describe('incremental fetches into the git cache (git command line present)', ()
     const c5 = await push({ 'f5/handler.js': 'four again\n' });
     proxy.seen.length = 0;
     assert.deepEqual([(await source.sync({ head: c5 })).revision, proxy.seen], [c5, ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']]);
+  });
+
+  it('a named head that is a child of the cached head but was pushed to another branch (then deleted) is not taken as the branch', async () => {
+    const source = new GitSource({ url, cacheDir, targets: LOCAL });
+    cleanups.push(() => source.close());
+    const main = (await source.sync()).revision;
+    // A commit on top of main's head, pushed to another branch only, which is then deleted (the
+    // server keeps the object): a late, replayed or forged delivery "for main" names it.
+    await clone.write({ 'f6/handler.js': 'not on main\n' });
+    const stray = await clone.commitAndPush('elsewhere', { branch: 'elsewhere' });
+    await deleteBranch(repo, 'elsewhere');
+    await clone.run('reset', '--hard', main);
+    const result = await source.sync({ head: stray });
+    assert.equal(result.revision, main, "the branch tip decides main's revision, never the hint");
+    assert.equal((await git(['--git-dir', source.gitdir, 'rev-parse', 'refs/heads/main'])).trim(), main);
   });
 
   it('a second process on the same cache folder (a restarted controller) fetches only the new objects', async () => {
@@ -119,7 +134,7 @@ describe('incremental fetches into the git cache (git command line present)', ()
     proxy.seen.length = 0;
     const hinted = await child(c6);
     assert.equal(hinted.revision, c6);
-    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack']);
+    assert.deepEqual(proxy.seen, ['POST /R/git-upload-pack', 'POST /R/git-upload-pack']);
     assert.equal(hinted.hashes.f3, first.hashes.f3);
     assert.notEqual(hinted.hashes.f7, first.hashes.f7);
   });

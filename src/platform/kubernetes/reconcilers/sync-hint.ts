@@ -6,8 +6,8 @@ import type { RepositoryResource } from '../objects/resources.ts';
 
 /**
  * The head a push webhook named (ANNOTATIONS.requestedRevision), while its request is not handled yet: the
- * source fetches that commit without an ls-refs round trip first when it is a child of the cached head,
- * and checks it against the branch tip otherwise (git-source.ts). An old hint is never passed again.
+ * source fetches that commit at once and takes it only when the branch tip, asked beside the fetch, is it
+ * (git-source.ts). An old hint is never passed again.
  */
 export function syncHint(repo: RepositoryResource): SyncOptions {
   const annotations = repo.metadata?.annotations ?? {};
