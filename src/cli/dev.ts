@@ -20,6 +20,7 @@ import { streamLogger, type Logger } from '../platform/local/logger.ts';
 import { lockDataDir, type DataDirLock } from '../platform/local/data-dir-lock.ts';
 import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
+import { TargetPolicy } from '../source/target-policy.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import { dataDirSecret } from './dev-secret.ts';
@@ -91,7 +92,8 @@ function commitStatusOf(config: DevConfig, logger: Logger, publicUrl: () => stri
     const hint = config.commitStatusToken || urlPassword ? '' : "; set SLESS_COMMIT_STATUS_TOKEN or put a token in --repo's URL";
     throw new Error(`--commit-status: ${target.error}${hint}`);
   }
-  const poster = new CommitStatusPoster({ logger });
+  // The same policy as the dev fetches (open-repository.ts): any host, through the pinned resolution.
+  const poster = new CommitStatusPoster({ logger, targets: TargetPolicy.anyTarget() });
   logger.info(`commit statuses go to ${describeTarget(target)} (context "sless")`);
   return { poster, reporter: new RevisionReporter({ target, poster, namespace: config.namespace, consoleBaseUrl: publicUrl }) };
 }

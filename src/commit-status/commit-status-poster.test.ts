@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LookupAddress } from 'node:dns';
 import { after, before, describe, it } from 'node:test';
+import { TargetPolicy } from '../source/target-policy.ts';
 import { CommitStatusPoster } from './commit-status-poster.ts';
 import { statusTarget, type StatusTarget } from './status-target.ts';
 
@@ -22,7 +24,7 @@ describe('CommitStatusPoster', () => {
   });
   const logs: string[] = [];
   const logger = { info: (m: string) => logs.push(`info ${m}`), warn: (m: string) => logs.push(`warn ${m}`) };
-  const poster = () => new CommitStatusPoster({ logger, retry: { baseMs: 10, maxMs: 20, attempts: 4 } });
+  const poster = () => new CommitStatusPoster({ logger, targets: TargetPolicy.anyTarget(), retry: { baseMs: 10, maxMs: 20, attempts: 4 } });
 
   before(async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -71,7 +73,7 @@ describe('CommitStatusPoster', () => {
   it('a newer status for the same context replaces one still waiting for its retry', async () => {
     reset();
     answers = [500];
-    const p = new CommitStatusPoster({ logger, retry: { baseMs: 200, maxMs: 200, attempts: 4 } });
+    const p = new CommitStatusPoster({ logger, targets: TargetPolicy.anyTarget(), retry: { baseMs: 200, maxMs: 200, attempts: 4 } });
     p.post(target, SHA, [{ context: 'sless', state: 'pending', description: 'building' }]);
     await new Promise((r) => setTimeout(r, 50));
     p.post(target, SHA, [{ context: 'sless', state: 'success', description: 'done' }]);
@@ -93,6 +95,45 @@ describe('CommitStatusPoster', () => {
     p.post(down, SHA, [{ context: 'sless', state: 'success', description: 'ok' }]);
     await p.idle();
     assert.match(logs.join('\n'), /gave up after 4 attempts/);
+    await p.close();
+  });
+
+  // The pinned resolution the git fetches use (test/integration/source-targets.test.ts): a resolver
+  // the test controls stands for DNS, so a name can answer a public address at sync time and
+  // loopback at post time (DNS rebinding).
+  const forge = (answers: string[]): typeof import('node:dns').lookup =>
+    ((host: string, _o: unknown, cb: (e: Error | null, a: LookupAddress[]) => void) => {
+      if (host !== 'forge.test') return cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), []);
+      cb(null, [{ address: answers.length > 1 ? answers.shift()! : answers[0]!, family: 4 }]);
+    }) as never;
+  const forgeTarget = (): StatusTarget => {
+    const t = statusTarget({ url: `http://forge.test:${(server.address() as AddressInfo).port}/acme/functions.git`, token: 'tok' });
+    assert.ok(!('error' in t));
+    return t;
+  };
+
+  it('posts through the policy\'s pinned resolution: an allowed name only the policy resolves is reached', async () => {
+    reset();
+    const p = new CommitStatusPoster({ logger, targets: TargetPolicy.publicOnly({ allow: ['forge.test'], lookup: forge(['127.0.0.1']) }), retry: { baseMs: 10, maxMs: 20, attempts: 2 } });
+    p.post(forgeTarget(), SHA, [{ context: 'sless', state: 'success', description: 'ok' }]);
+    await p.idle();
+    assert.equal(received.length, 1, logs.join('\n'));
+    assert.equal(received[0]?.auth, 'token tok');
+    await p.close();
+  });
+
+  it('a name that resolved public at sync time and resolves to 127.0.0.1 at post time gets no POST (no token): refused, not retried', async () => {
+    reset();
+    const targets = TargetPolicy.publicOnly({ lookup: forge(['203.0.113.7', '127.0.0.1']) });
+    // The sync's check: public.
+    const atSync = await new Promise<string>((resolve, reject) => targets.lookup('forge.test', { all: true }, (e, a) => (e ? reject(e) : resolve((a as unknown as LookupAddress[])[0]!.address))));
+    assert.equal(atSync, '203.0.113.7');
+    const p = new CommitStatusPoster({ logger, targets, retry: { baseMs: 10, maxMs: 20, attempts: 4 } });
+    p.post(forgeTarget(), SHA, [{ context: 'sless', state: 'success', description: 'ok' }]);
+    await p.idle();
+    assert.equal(received.length, 0, 'the loopback server got nothing');
+    assert.match(logs.join('\n'), /not posted: .*forge\.test resolves to a loopback address/);
+    assert.equal(logs.filter((l) => /retrying/.test(l)).length, 0, 'a refusal is not retried');
     await p.close();
   });
 });

@@ -1,7 +1,10 @@
 // Posts commit statuses without ever holding up a deploy: post() returns at once, each status goes
 // out in the background, a status already posted is not posted again, a failed post is logged and
 // retried with backoff (a newer status for the same commit and context replaces the retry), and a
-// refusal that retrying cannot fix (401, 403, 404, 422) is logged once and dropped.
+// refusal that retrying cannot fix (401, 403, 404, 422, an address the TargetPolicy refuses) is logged
+// once and dropped. Posts go out through the policy's pinned resolution (pinned-send.ts).
+import type { TargetPolicy } from '../source/target-policy.ts';
+import { pinnedSend, refusalIn } from './pinned-send.ts';
 import { decideRetry } from './retry-policy.ts';
 import type { CommitStatus } from './decide-commit-status.ts';
 import { describeTarget, statusRequest, type StatusRequest, type StatusTarget } from './status-target.ts';
@@ -16,6 +19,9 @@ export type SendStatus = (request: StatusRequest) => Promise<{ status: number; b
 
 export interface CommitStatusPosterOptions {
   readonly logger: StatusLogger;
+  /** Which addresses a status may go to: the repository syncs' policy. */
+  readonly targets: TargetPolicy;
+  /** Instead of the POST through `targets` (tests). */
   readonly send?: SendStatus;
   readonly retry?: { readonly baseMs: number; readonly maxMs: number; readonly attempts: number };
 }
@@ -35,12 +41,15 @@ const MAX_SLOTS = 2000;
 export class CommitStatusPoster {
   readonly #opts: CommitStatusPosterOptions;
   readonly #send: SendStatus;
+  readonly #closeSend: () => Promise<void>;
   readonly #slots = new Map<string, Slot>();
   #closed = false;
 
   constructor(opts: CommitStatusPosterOptions) {
     this.#opts = opts;
-    this.#send = opts.send ?? fetchSend;
+    const pinned = opts.send ? undefined : pinnedSend(opts.targets);
+    this.#send = opts.send ?? pinned!;
+    this.#closeSend = pinned ? pinned.close : () => Promise.resolve();
   }
 
   /** Queues the statuses for one commit; never throws, never waits. */
@@ -84,6 +93,7 @@ export class CommitStatusPoster {
     this.#closed = true;
     for (const s of this.#slots.values()) if (s.timer) clearTimeout(s.timer);
     await Promise.all([...this.#slots.values()].map((s) => s.inFlight));
+    await this.#closeSend();
   }
 
   #attempt(target: StatusTarget, sha: string, slot: Slot): Promise<void> {
@@ -103,7 +113,10 @@ export class CommitStatusPoster {
       }
       slot.attempts += 1;
       const why = outcome instanceof Error ? outcome.message : `HTTP ${outcome.status} ${outcome.body.slice(0, 200)}`;
-      const decision = decideRetry(outcome instanceof Error ? undefined : outcome.status, slot.attempts, this.#opts.retry);
+      const refused = outcome instanceof Error && refusalIn(outcome);
+      const decision = refused
+        ? { kind: 'drop' as const, hint: 'the address is one the repository syncs may not reach either (SLESS_GIT_ALLOWED_HOSTS)' }
+        : decideRetry(outcome instanceof Error ? undefined : outcome.status, slot.attempts, this.#opts.retry);
       if (decision.kind === 'drop') {
         this.#opts.logger.warn(`commit status ${where} not posted: ${why}; ${decision.hint}`);
         return;
@@ -139,15 +152,3 @@ export class CommitStatusPoster {
 function dedupeKey(target: StatusTarget, status: CommitStatus): string {
   return target.provider === 'gitlab' ? status.state : `${status.state}|${status.description}|${status.targetUrl ?? ''}`;
 }
-
-const fetchSend: SendStatus = async (request) => {
-  const res = await fetch(request.url, {
-    method: 'POST',
-    headers: request.headers,
-    body: request.body,
-    redirect: 'error',
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = await res.text().catch(() => '');
-  return { status: res.status, body: body.slice(0, 1000) };
-};

@@ -8,6 +8,7 @@ import { kubeFunctionState } from './kube-function-state.ts';
 import { RevisionReporter } from './revision-reporter.ts';
 import { describeTarget, statusTarget } from './status-target.ts';
 import type { FunctionResource, RepositoryResource } from '../platform/kubernetes/objects/resources.ts';
+import type { TargetPolicy } from '../source/target-policy.ts';
 
 export interface SyncedRevision {
   readonly revision: string;
@@ -21,6 +22,8 @@ export interface KubeCommitStatusOptions {
   readonly readSecret: (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
   readonly getFunction: (namespace: string, name: string) => FunctionResource | undefined;
   readonly logger: { info(message: string): void; warn(message: string): void };
+  /** Where statuses may be posted: the repository syncs' TargetPolicy (pinned resolution, address rules). */
+  readonly targets: TargetPolicy;
   /** Public base URL of sless, for links to the console. */
   readonly publicBaseUrl?: string;
   readonly poster?: CommitStatusPoster;
@@ -41,7 +44,7 @@ export class KubeCommitStatus {
 
   constructor(o: KubeCommitStatusOptions) {
     this.#o = o;
-    this.#poster = o.poster ?? new CommitStatusPoster({ logger: o.logger });
+    this.#poster = o.poster ?? new CommitStatusPoster({ logger: o.logger, targets: o.targets });
   }
 
   /** After a sync that reached a revision; never throws. */

@@ -22,6 +22,7 @@ import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
 import { jobState } from './objects/job-state.ts';
 import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
+import { gitTargets } from './reconcilers/repository-sources.ts';
 import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
 import { KubeClient, VERSION } from './runtime/kube-client.ts';
@@ -145,6 +146,7 @@ export class Controller {
       readSecret: async (namespace, name) => (await this.kube.readSecret(namespace, name))?.data,
       getFunction: (namespace, name) => this.informers.functions.get(name, namespace),
       logger,
+      targets: gitTargets(settings.git ?? {}),
       ...(settings.publicBaseUrl ? { publicBaseUrl: settings.publicBaseUrl } : {}),
     });
     const ctx: ReconcileContext = (this.ctx = {

@@ -7,6 +7,7 @@ import { TargetPolicy } from '../../../source/target-policy.ts';
 import { GIT_CREDENTIALS_SECRET_TYPE } from '../objects/meta.ts';
 import type { RepositoryResource } from '../objects/resources.ts';
 import type { ReconcileContext } from './context.ts';
+import type { GitSettings } from '../settings.ts';
 import { TerminalError } from './terminal-error.ts';
 import type { AppliedSync } from './unchanged-sync.ts';
 
@@ -18,18 +19,22 @@ export interface SyncState {
   applied?: AppliedSync;
 }
 
+/** Where the controller's git syncs, and the commit statuses of their repositories, may connect. */
+export function gitTargets(git: GitSettings): TargetPolicy {
+  return TargetPolicy.publicOnly({
+    allow: git.allowedHosts ?? [],
+    deny: git.deniedCidrs ?? [],
+    ...(git.crossHostRedirects !== undefined ? { crossHostRedirects: git.crossHostRedirects } : {}),
+  });
+}
+
 export class RepositorySources {
   private readonly sources = new Map<string, SyncState>();
   /** Where syncs may connect: public addresses plus the operator's allowlist. */
   private readonly targets: TargetPolicy;
 
   constructor(private readonly ctx: ReconcileContext) {
-    const git = ctx.settings.git ?? {};
-    this.targets = TargetPolicy.publicOnly({
-      allow: git.allowedHosts ?? [],
-      deny: git.deniedCidrs ?? [],
-      ...(git.crossHostRedirects !== undefined ? { crossHostRedirects: git.crossHostRedirects } : {}),
-    });
+    this.targets = gitTargets(ctx.settings.git ?? {});
   }
 
   async close(): Promise<void> {
