@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { loadControllerConfig } from '../config/config.ts';
 import { buildJob } from '../platform/kubernetes/objects/build-job.ts';
 import { functionDeployment } from '../platform/kubernetes/objects/function-workload.ts';
+import { DEFAULT_TREE_LIMITS } from '../source/tree-limits.ts';
 import { controllerSettings } from './controller.ts';
 
 const base = { SLESS_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes!', SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
@@ -12,7 +13,7 @@ const base = { SLESS_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes!', SLESS_S3
 describe('sless controller settings', () => {
   it('defaults: public git targets only, 10 s interval floor, per-repository and per-namespace caps', () => {
     const s = controllerSettings(loadControllerConfig([], base));
-    assert.deepEqual(s.git, { allowedHosts: [], deniedCidrs: [], crossHostRedirects: false, maxFetchBytes: 256 * 1024 * 1024, maxFunctions: 500, minIntervalMs: 10_000 });
+    assert.deepEqual(s.git, { allowedHosts: [], deniedCidrs: [], crossHostRedirects: false, maxFetchBytes: 256 * 1024 * 1024, treeLimits: DEFAULT_TREE_LIMITS, maxFunctions: 500, minIntervalMs: 10_000 });
     assert.deepEqual(s.limits, { functionsPerNamespace: 1000, buildsPerNamespace: 10, syncShare: 0.1 });
     assert.equal(s.resyncMs, 600_000);
     assert.deepEqual(s.concurrency, { syncs: 8, builds: 16, reconciles: 8, uploads: 32 });
@@ -45,9 +46,12 @@ describe('sless controller settings', () => {
         SLESS_BUILD_CPU: '2',
         SLESS_BUILD_MEMORY: '3Gi',
         SLESS_BUILD_TIMEOUT: '15m',
+        SLESS_MAX_TREE_DEPTH: '40',
+        SLESS_MAX_PATH_BYTES: '1024',
+        SLESS_MAX_TREE_BYTES: '8388608',
       }),
     );
-    assert.deepEqual(s.git, { allowedHosts: ['gitea.gitea.svc', '10.96.7.0/24'], deniedCidrs: ['203.0.113.0/24'], crossHostRedirects: true, maxFetchBytes: 1048576, maxFunctions: 50, minIntervalMs: 30_000 });
+    assert.deepEqual(s.git, { allowedHosts: ['gitea.gitea.svc', '10.96.7.0/24'], deniedCidrs: ['203.0.113.0/24'], crossHostRedirects: true, maxFetchBytes: 1048576, treeLimits: { maxDepth: 40, maxPathBytes: 1024, maxListingBytes: 8388608 }, maxFunctions: 50, minIntervalMs: 30_000 });
     assert.deepEqual(s.limits, { functionsPerNamespace: 60, buildsPerNamespace: 4, syncShare: 0.25, syncsPerNamespace: 3 });
     assert.deepEqual(s.imagePullSecrets, ['pull-a', 'pull-b']);
     assert.equal(s.registrySecretName, 'push-creds');

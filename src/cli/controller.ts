@@ -10,7 +10,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AuthOptions } from '../auth/token-verifier.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
 import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
-import { ConfigError, loadControllerConfig, type ControllerConfig } from '../config/config.ts';
+import { ConfigError, loadControllerConfig, treeLimitsOf, type ControllerConfig } from '../config/config.ts';
 import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
@@ -93,6 +93,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       deniedCidrs: config.gitDeniedCidrs ?? [],
       crossHostRedirects: config.gitCrossHostRedirects,
       maxFetchBytes: config.gitMaxFetchBytes,
+      treeLimits: treeLimitsOf(config),
       maxFunctions: config.maxFunctionsPerRepository,
       minIntervalMs: config.minInterval,
     },

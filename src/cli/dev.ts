@@ -11,7 +11,7 @@ import type { AuthOptions } from '../auth/token-verifier.ts';
 import { CommitStatusPoster } from '../commit-status/commit-status-poster.ts';
 import { RevisionReporter } from '../commit-status/revision-reporter.ts';
 import { describeTarget, statusTarget } from '../commit-status/status-target.ts';
-import { loadDevConfig, type DevConfig } from '../config/config.ts';
+import { loadDevConfig, treeLimitsOf, type DevConfig } from '../config/config.ts';
 import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform } from '../platform/local/local-platform.ts';
@@ -120,6 +120,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     branch: config.branch,
     path: config.path,
     cacheDir: path.join(dataDir, 'git'),
+    treeLimits: treeLimitsOf(config),
     logger,
   });
   let publicUrl = `http://localhost:${config.port}`;

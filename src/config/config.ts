@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { DEFAULT_BUILD_NAMESPACE } from '../platform/kubernetes/settings.ts';
+import { DEFAULT_TREE_LIMITS, TREE_LIMIT_SETTINGS, type TreeLimits } from '../source/tree-limits.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -62,6 +63,14 @@ const common = {
       .pipe(z.array(z.string().regex(/^[a-z0-9*?-]+$/, 'function names or globs (* and ?), comma-separated'))),
     default: [] as string[],
     describe: 'functions the web console (/funcs) does not show: names or globs, comma-separated',
+  },
+  maxTreeDepth: { env: TREE_LIMIT_SETTINGS.maxDepth, schema: z.coerce.number().int().min(1), default: DEFAULT_TREE_LIMITS.maxDepth, describe: 'folders one path of a repository or upload may nest (deeper: refused, TreeTooDeep)' },
+  maxPathBytes: { env: TREE_LIMIT_SETTINGS.maxPathBytes, schema: z.coerce.number().int().min(1), default: DEFAULT_TREE_LIMITS.maxPathBytes, describe: 'bytes of one path in a repository or upload (longer: refused, PathTooLong)' },
+  maxTreeBytes: {
+    env: TREE_LIMIT_SETTINGS.maxListingBytes,
+    schema: z.coerce.number().int().min(1),
+    default: DEFAULT_TREE_LIMITS.maxListingBytes,
+    describe: 'bytes of the listing of every path of a revision, as git ls-tree -r -t prints it (bigger: refused, TreeTooLarge)',
   },
   maxBodyBytes: {
     env: 'SLESS_MAX_BODY_BYTES',
@@ -184,6 +193,11 @@ export function loadDevConfig(argv: readonly string[], env: Env = process.env) {
   return settings;
 }
 export type DevConfig = ReturnType<typeof loadDevConfig>;
+
+/** The tree limits a command's settings name (tree-limits.ts). */
+export function treeLimitsOf(config: { readonly maxTreeDepth: number; readonly maxPathBytes: number; readonly maxTreeBytes: number }): TreeLimits {
+  return { maxDepth: config.maxTreeDepth, maxPathBytes: config.maxPathBytes, maxListingBytes: config.maxTreeBytes };
+}
 
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */
 export function loadDirArgument(argv: readonly string[]): string {

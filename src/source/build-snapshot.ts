@@ -11,6 +11,7 @@ import { codeHash, MANIFEST_FILE } from './code-hash.ts';
 import { listManifestFiles, normalizeIncludePath } from './function-files.ts';
 import type { SourceTree, TreeEntry } from './source-tree.ts';
 import { joinPath, lookupEntry } from './source-tree.ts';
+import { boundedTree, DEFAULT_TREE_LIMITS, type TreeLimits } from './tree-limits.ts';
 import type { FunctionEntry, Snapshot } from './types.ts';
 import { declaredName } from './yaml-lines.ts';
 
@@ -39,7 +40,11 @@ export function normalizeWatchedPath(p: string | undefined): string {
 export class SnapshotBuilder {
   private memo = new Map<string, Memo>();
 
-  async build(tree: SourceTree, options: SnapshotOptions = {}): Promise<Snapshot> {
+  /** `limits` bound the revision's shape while it is walked (tree-limits.ts): past one, build() throws TreeLimitError. */
+  constructor(private readonly limits: TreeLimits = DEFAULT_TREE_LIMITS) {}
+
+  async build(source: SourceTree, options: SnapshotOptions = {}): Promise<Snapshot> {
+    const tree = boundedTree(source, this.limits);
     const root = normalizeWatchedPath(options.path);
     if (root.split('/').includes('..')) throw new Error(`watched path "${options.path}" must stay inside the repository; remove ".."`);
     const rootEntries = await tree.readDir(root);

@@ -14,6 +14,7 @@ import { isIP } from 'node:net';
 import { GitSourceError } from './git-source-error.ts';
 import type { TargetPolicy } from './target-policy.ts';
 import type { TreeEntry, TreeEntryMode } from './source-tree.ts';
+import { DEFAULT_TREE_LIMITS, TreeBudget, type TreeLimits } from './tree-limits.ts';
 
 export interface GitCliRunOptions {
   readonly gitdir: string;
@@ -24,6 +25,11 @@ export interface GitCliRunOptions {
   readonly timeoutMs?: number;
   /** More `git -c` settings, passed through the environment. */
   readonly config?: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Takes standard output as it comes instead of collecting it (`stdout` is then empty); when it
+   * throws, git is killed and the run rejects with that error.
+   */
+  readonly onStdout?: (chunk: Buffer) => void;
 }
 
 export interface GitCliResult {
@@ -85,7 +91,18 @@ export function run(args: readonly string[], opts: GitCliRunOptions): Promise<Gi
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    child.stdout.on('data', (b: Buffer) => out.push(b));
+    let failure: unknown;
+    const onStdout = opts.onStdout;
+    child.stdout.on('data', (b: Buffer) => {
+      if (!onStdout) return void out.push(b);
+      if (failure !== undefined) return;
+      try {
+        onStdout(b);
+      } catch (err) {
+        failure = err;
+        child.kill('SIGKILL');
+      }
+    });
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) => {
       clearTimeout(timer);
@@ -93,6 +110,7 @@ export function run(args: readonly string[], opts: GitCliRunOptions): Promise<Gi
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (failure !== undefined) return reject(failure instanceof Error ? failure : new Error(String(failure)));
       resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code });
     });
     child.stdin.on('error', () => undefined);
@@ -184,31 +202,65 @@ const MODES = new Set<string>(['100644', '100755', '120000', '040000', '160000']
 
 /**
  * Every tree of `commit` from one `git ls-tree -r -t -z` listing: tree oid → its entries, plus the
- * root tree's oid. Fills a cold TreeMemo in one process instead of one object read per folder.
+ * root tree's oid. Fills a cold TreeMemo in one process instead of one object read per folder. The
+ * listing is parsed as it streams and held to `limits` (tree-limits.ts): git is stopped at the first
+ * path past one (TreeLimitError), so a tree nested 20,000 deep costs a few kilobytes, not 400 MB.
  */
 export async function listAllTrees(
   gitdir: string,
   commit: string,
+  limits: TreeLimits = DEFAULT_TREE_LIMITS,
 ): Promise<{ root: string; trees: Map<string, TreeEntry[]> }> {
+  const parser = new TreeListingParser(limits);
   const [rootResult, listing] = await Promise.all([
     run(['rev-parse', `${commit}^{tree}`], { gitdir }),
-    run(['ls-tree', '-r', '-t', '-z', '--full-tree', commit], { gitdir }),
+    run(['ls-tree', '-r', '-t', '-z', '--full-tree', commit], { gitdir, onStdout: (chunk) => parser.push(chunk) }),
   ]);
   if (rootResult.code !== 0 || listing.code !== 0)
     throw new Error(`git ls-tree ${commit} failed: ${(rootResult.stderr || listing.stderr).trim()}`);
   const root = rootResult.stdout.toString().trim();
-  return { root, trees: parseTreeListing(root, listing.stdout.toString('utf8')) };
+  return { root, trees: parser.trees(root) };
 }
 
 /** Parses `ls-tree -r -t -z` output into tree oid → entries (in git's order). Pure. */
-export function parseTreeListing(root: string, listing: string): Map<string, TreeEntry[]> {
-  const byDir = new Map<string, TreeEntry[]>([['', []]]);
-  const dirOid = new Map<string, string>([['', root]]);
-  for (const record of listing.split('\0')) {
-    if (!record) continue;
+export function parseTreeListing(root: string, listing: string, limits: TreeLimits = DEFAULT_TREE_LIMITS): Map<string, TreeEntry[]> {
+  const parser = new TreeListingParser(limits);
+  parser.push(Buffer.from(listing, 'utf8'));
+  return parser.trees(root);
+}
+
+/** `ls-tree -r -t -z` records as they stream in, each path checked against the limits before it is kept. */
+export class TreeListingParser {
+  private readonly byDir = new Map<string, TreeEntry[]>([['', []]]);
+  private readonly dirOid = new Map<string, string>();
+  private readonly budget: TreeBudget;
+  private rest: Buffer = Buffer.alloc(0);
+  /** Longest record accepted: mode, type, oid and a path at the limit. */
+  private readonly maxRecord: number;
+
+  constructor(limits: TreeLimits) {
+    this.budget = new TreeBudget(limits);
+    this.maxRecord = limits.maxPathBytes + 128;
+  }
+
+  push(chunk: Buffer): void {
+    let data = this.rest.length > 0 ? Buffer.concat([this.rest, chunk]) : chunk;
+    let at = 0;
+    for (let nul = data.indexOf(0, at); nul >= 0; nul = data.indexOf(0, at)) {
+      if (nul > at) this.record(data.toString('utf8', at, nul));
+      at = nul + 1;
+    }
+    data = data.subarray(at);
+    // A record without its end yet: one longer than any path allowed is refused before it grows.
+    if (data.length > this.maxRecord) this.record(data.toString('utf8', 0, this.maxRecord));
+    this.rest = Buffer.from(data);
+  }
+
+  private record(record: string): void {
     const tab = record.indexOf('\t');
     const [mode = '', , oid = ''] = record.slice(0, tab).split(' ');
     const filePath = record.slice(tab + 1);
+    this.budget.path(filePath);
     const slash = filePath.lastIndexOf('/');
     const dir = slash < 0 ? '' : filePath.slice(0, slash);
     const entry: TreeEntry = {
@@ -216,20 +268,25 @@ export function parseTreeListing(root: string, listing: string): Map<string, Tre
       mode: (MODES.has(mode) ? mode : '100644') as TreeEntryMode,
       oid,
     };
-    let list = byDir.get(dir);
-    if (!list) byDir.set(dir, (list = []));
+    let list = this.byDir.get(dir);
+    if (!list) this.byDir.set(dir, (list = []));
     list.push(entry);
     if (mode === '040000') {
-      dirOid.set(filePath, oid);
-      if (!byDir.has(filePath)) byDir.set(filePath, []);
+      this.dirOid.set(filePath, oid);
+      if (!this.byDir.has(filePath)) this.byDir.set(filePath, []);
     }
   }
-  const trees = new Map<string, TreeEntry[]>();
-  for (const [dir, entries] of byDir) {
-    const oid = dirOid.get(dir);
-    if (oid) trees.set(oid, entries);
+
+  /** Tree oid → entries, the root under `root`. */
+  trees(root: string): Map<string, TreeEntry[]> {
+    this.dirOid.set('', root);
+    const trees = new Map<string, TreeEntry[]>();
+    for (const [dir, entries] of this.byDir) {
+      const oid = this.dirOid.get(dir);
+      if (oid) trees.set(oid, entries);
+    }
+    return trees;
   }
-  return trees;
 }
 
 const SMALL_BATCH = 8;

@@ -34,6 +34,7 @@ import { GitTree, TreeMemo } from './git-tree.ts';
 import { WireUnsupportedError } from './git-wire.ts';
 import { wireFetch } from './git-wire-fetch.ts';
 import type { TargetPolicy } from './target-policy.ts';
+import { DEFAULT_TREE_LIMITS, TreeLimitError, type TreeLimits } from './tree-limits.ts';
 
 export { authorizationHeader } from './git-auth.ts';
 export type { GitAuth } from './git-auth.ts';
@@ -56,6 +57,8 @@ export interface GitSourceOptions {
   readonly http?: GitHttpOptions;
   /** Use the git command line where installed (default true); false forces isomorphic-git throughout. */
   readonly gitCli?: boolean;
+  /** Bounds on the revision's shape, held while its tree listing streams (default DEFAULT_TREE_LIMITS). */
+  readonly treeLimits?: TreeLimits;
 }
 
 export interface SyncOptions {
@@ -110,6 +113,7 @@ export class GitSource {
   private readonly blobs: BlobBatcher;
   private readonly targets: TargetPolicy;
   private readonly maxFetchBytes: number;
+  private readonly treeLimits: TreeLimits;
   /** Set when the server does not speak protocol v2 to an in-process fetch: `git fetch` from then on. */
   private wireOff = false;
   /** What the last in-process fetch brought (fetched-objects.ts). */
@@ -130,6 +134,7 @@ export class GitSource {
     this.useCli = options.gitCli !== false;
     this.targets = options.targets;
     this.maxFetchBytes = options.http?.maxResponseBytes ?? DEFAULT_MAX_FETCH_BYTES;
+    this.treeLimits = options.treeLimits ?? DEFAULT_TREE_LIMITS;
     this.blobs = new BlobBatcher(this.gitdir, async (oid) => {
       const { blob } = await git.readBlob({ fs, gitdir: this.gitdir, oid, cache: this.repo.cache });
       return Buffer.from(blob);
@@ -251,13 +256,15 @@ export class GitSource {
     return want;
   }
 
-  /** A cold memo (first sync of this process, rebuilt cache): every tree from one listing; resolves with the root tree. */
+  /** A cold memo (first sync of this process, rebuilt cache): every tree from one listing; resolves with the root tree (rejects only with a TreeLimitError). */
   private async prefillTrees(revision: string): Promise<string | undefined> {
     try {
-      const { root, trees } = await listAllTrees(this.gitdir, revision);
+      const { root, trees } = await listAllTrees(this.gitdir, revision, this.treeLimits);
       for (const [oid, entries] of trees) this.memo.set(oid, entries);
       return /^[0-9a-f]{40}$/.test(root) ? root : undefined;
     } catch (err) {
+      // A revision past the limits is refused, not read another way.
+      if (err instanceof TreeLimitError) throw err;
       // Not fatal: the trees are read one by one instead.
       this.logger?.warn('listing the trees with git failed; reading them one by one', {
         url: redactUrl(this.url),

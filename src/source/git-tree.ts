@@ -55,7 +55,7 @@ export interface GitTreeOptions {
   readonly readBlob?: (oid: string) => Promise<Buffer>;
   /** The commit's root tree, when known (a fetch just brought the commit): saves reading the commit. */
   readonly rootTree?: string;
-  /** Fills the memo before the first tree is read (never rejects); resolves with the root tree when it learnt it. */
+  /** Fills the memo before the first tree is read; resolves with the root tree when it learnt it, rejects only with a TreeLimitError. */
   readonly prefill?: () => Promise<string | undefined>;
 }
 

@@ -1,5 +1,6 @@
 // What the controller needs to know about its surroundings. Parsed once by src/config (the only reader
 // of process.env) and handed in as one frozen object; nothing under src/platform/kubernetes reads env.
+import type { TreeLimits } from '../../source/tree-limits.ts';
 
 export interface S3Settings {
   /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */
@@ -74,6 +75,8 @@ export interface GitSettings {
   readonly crossHostRedirects?: boolean;
   /** Most bytes one response of a sync may bring (the pack); default DEFAULT_MAX_FETCH_BYTES (256 MiB). */
   readonly maxFetchBytes?: number;
+  /** Bounds on a revision's shape (depth, path length, listing size); default DEFAULT_TREE_LIMITS. */
+  readonly treeLimits?: TreeLimits;
   /** Most function folders one repository may hold; default 500. */
   readonly maxFunctions?: number;
   /** Shortest spec.interval honoured; default 10 s. */

@@ -35,7 +35,7 @@ export class LocalRepository {
       webhookPath: `/hooks/${this.o.namespace}/${this.o.repoName}`,
       functions: stored.functions ?? [],
       ready: stored.lastError
-        ? { status: 'False', reason: 'SyncFailed', message: stored.lastError }
+        ? { status: 'False', reason: stored.lastErrorReason ?? 'SyncFailed', message: stored.lastError }
         : stored.revision
           ? { status: 'True', reason: 'Synced', message: `synced ${stored.revision}` }
           : { status: 'Unknown', reason: 'Progressing', message: 'first sync not done yet' },

@@ -26,6 +26,8 @@ export interface StoredRepository {
   readonly snapshot?: Snapshot;
   readonly baseImages?: BaseImages;
   readonly lastError?: string;
+  /** The reason of lastError when it has its own (TreeTooDeep, PathTooLong, TreeTooLarge); else SyncFailed. */
+  readonly lastErrorReason?: string;
   /** Status per function of the last synced revision, broken ones included. */
   readonly functions?: readonly RepositoryFunctionStatus[];
 }

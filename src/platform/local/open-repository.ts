@@ -16,6 +16,7 @@ import { GitTree, TreeMemo } from '../../source/git-tree.ts';
 import { readFunctionFiles } from '../../source/read-function-files.ts';
 import type { SourceTree } from '../../source/source-tree.ts';
 import { TargetPolicy } from '../../source/target-policy.ts';
+import type { TreeLimits } from '../../source/tree-limits.ts';
 import { WorkTree } from '../../source/work-tree.ts';
 import { gitDirsOf, headOf } from './git-dirs.ts';
 import type { Logger } from './logger.ts';
@@ -29,6 +30,8 @@ export interface OpenRepositoryOptions {
   readonly path: string;
   /** Where a fetched repository is cached. */
   readonly cacheDir: string;
+  /** Bounds on a revision's shape (default DEFAULT_TREE_LIMITS): past one, read() throws TreeLimitError. */
+  readonly treeLimits?: TreeLimits;
   readonly logger: Logger;
 }
 
@@ -44,7 +47,7 @@ function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTre
 }
 
 export async function openRepository(opts: OpenRepositoryOptions): Promise<RepositoryReader> {
-  const snapshots = new SnapshotBuilder();
+  const snapshots = new SnapshotBuilder(opts.treeLimits);
   if (isGitUrl(opts.repo)) {
     const branch = opts.branch ?? 'main';
     const source = new GitSource({
@@ -53,6 +56,7 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
       cacheDir: opts.cacheDir,
       // A single-user tool on the developer's machine: local git servers are the point.
       targets: TargetPolicy.anyTarget(),
+      ...(opts.treeLimits ? { treeLimits: opts.treeLimits } : {}),
       // The sync summary already says what was fetched; only the cache's own trouble is worth a line.
       logger: { info: () => {}, warn: (msg) => opts.logger.warn(`git cache of ${redactUrl(opts.repo)}: ${msg}`) },
     });

@@ -1,6 +1,7 @@
 // One sync of the repository `sless dev` follows: read it, plan against the last synced snapshot, log
 // broken folders, reconcile every healthy function (a no-op for one already running its version),
 // remove the ones gone, and remember what was applied.
+import { TreeLimitError } from '../../source/tree-limits.ts';
 import type PQueue from 'p-queue';
 import { formatProblem } from '../../manifest/format-problem.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
@@ -61,7 +62,9 @@ export class RepositorySync {
     try {
       read = await o.repository.read();
     } catch (err) {
-      o.state.data.repository = { ...o.state.data.repository, lastError: (err as Error).message };
+      // A revision past the tree limits says so in the repository's reason, as on the controller.
+      const { lastErrorReason: _old, ...repository } = o.state.data.repository;
+      o.state.data.repository = { ...repository, lastError: (err as Error).message, ...(err instanceof TreeLimitError ? { lastErrorReason: err.reason } : {}) };
       throw err;
     }
     const { snapshot } = read;

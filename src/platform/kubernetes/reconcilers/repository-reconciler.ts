@@ -8,6 +8,7 @@
 // running) and reports the problem in status.functions[].error; prune only when spec.prune.
 import { formatProblem } from '../../../manifest/format-problem.ts';
 import { GitSourceError } from '../../../source/git-source-error.ts';
+import { TreeLimitError } from '../../../source/tree-limits.ts';
 import { ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { TenantRefusal } from '../tenant-access.ts';
@@ -109,7 +110,7 @@ export class RepositoryReconciler {
       retry = result.retry;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof TerminalError || err instanceof TenantRefusal) {
+      if (err instanceof TerminalError || err instanceof TenantRefusal || err instanceof TreeLimitError) {
         outcome = { kind: 'stalled', reason: err.reason, message };
       } else if (err instanceof GitSourceError && !err.retryable) {
         // Wrong credentials, no such repository or branch: hammering the server will not help; the

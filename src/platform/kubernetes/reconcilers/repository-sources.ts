@@ -66,11 +66,12 @@ export class RepositorySources {
         auth,
         logger: ctx.logger,
         targets: this.targets,
+        ...(ctx.settings.git?.treeLimits ? { treeLimits: ctx.settings.git.treeLimits } : {}),
         ...(ctx.settings.git?.maxFetchBytes
           ? { http: { maxResponseBytes: ctx.settings.git.maxFetchBytes } }
           : {}),
       }),
-      snapshots: new SnapshotBuilder(),
+      snapshots: new SnapshotBuilder(ctx.settings.git?.treeLimits),
     };
     this.sources.set(key, state);
     return state;
