@@ -18,6 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import type { CodeFile, UnpackedCode } from '../platform/types.ts';
 import { blobOid, hashOids, IGNORE_FILE } from '../source/code-hash.ts';
+import { IgnorePatternError } from '../source/ignore-rules.ts';
 import { linkLayoutProblems } from '../source/link-layout.ts';
 import { readUnpacked } from '../platform/read-unpacked.ts';
 
@@ -130,6 +131,7 @@ export async function unpackZip(buffer: Buffer, into: string, limits: ZipLimits 
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     if (err instanceof ZipError) throw err;
+    if (err instanceof IgnorePatternError) throw new ZipError(`the zip's ${err.message}`, false, { cause: err });
     throw new ZipError(`cannot unpack the zip: ${(err as Error).message}`, false, { cause: err });
   }
 }

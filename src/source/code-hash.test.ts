@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import type { CodeFile } from '../platform/types.ts';
-import { blobOid, codeHash, hashFiles, ignoreMatcher } from './code-hash.ts';
+import { blobOid, codeHash, hashFiles } from './code-hash.ts';
+import { ignoreMatcher } from './ignore-rules.ts';
 
 const file = (path: string, content: string, mode: CodeFile['mode'] = '100644'): CodeFile => ({ path, mode, content: Buffer.from(content) });
 

@@ -15,10 +15,11 @@
 // (see function-files.ts); .slessignore itself counts, like any other file. The ignore patterns
 // (gitignore semantics) are matched against the function-relative path of own files and against
 // the repository-relative path of included files, so `*.test.js` or `fixtures/` drop such files
-// from included folders too.
+// from included folders too; they are matched in linear time (ignore-rules.ts), and patterns it
+// refuses (too long, too many) make hashing throw IgnorePatternError.
 import { createHash } from 'node:crypto';
-import ignorePkg from 'ignore';
 import type { CodeFile } from '../platform/types.ts';
+import { ignoreMatcher } from './ignore-rules.ts';
 import type { FileMode } from './types.ts';
 
 /** One file as it enters code_hash. */
@@ -28,9 +29,6 @@ export interface HashEntry {
   readonly mode: FileMode;
   readonly oid: string;
 }
-
-// ignore 5 is CommonJS with `factory.default = factory`; under NodeNext its typed default is the module.
-const ignore = ignorePkg.default;
 
 export const MANIFEST_FILE = 'function.yaml';
 export const IGNORE_FILE = '.slessignore';
@@ -47,16 +45,6 @@ export function codeHash(entries: readonly HashEntry[]): string {
   const h = createHash('sha256');
   for (const line of lines) h.update(line);
   return `sha256:${h.digest('hex')}`;
-}
-
-/**
- * A matcher for the files a function leaves out: its `ignore` globs plus its .slessignore lines,
- * both with gitignore semantics. Give it a hash path without the leading "/" of included files.
- */
-export function ignoreMatcher(globs: readonly string[], slessignore?: string): (relPath: string) => boolean {
-  const ig = ignore().add([...globs]);
-  if (slessignore !== undefined) ig.add(slessignore);
-  return (relPath) => ig.ignores(relPath);
 }
 
 /** True for paths that are never part of a function's code wherever they come from. */
@@ -79,7 +67,7 @@ export function hashFiles(files: readonly CodeFile[], globs: readonly string[] =
   );
 }
 
-/** code_hash of files whose blob ids are known (code unpacked on disk), with the same exclusions as hashFiles. */
+/** code_hash of files whose blob ids are known (code unpacked on disk), with the same exclusions as hashFiles. Throws IgnorePatternError. */
 export function hashOids(files: readonly { readonly path: string; readonly mode: FileMode; readonly oid: string }[], globs: readonly string[], slessignore?: string): string {
   const ignored = ignoreMatcher(globs, slessignore);
   const entries: HashEntry[] = [];

@@ -4,7 +4,8 @@
 // leave the function folder (or the include path) — such links are problems, never followed.
 import path from 'node:path';
 import type { ManifestProblem } from '../manifest/types.ts';
-import { IGNORE_FILE, ignoreMatcher, isAlwaysExcluded, MANIFEST_FILE } from './code-hash.ts';
+import { IGNORE_FILE, isAlwaysExcluded, MANIFEST_FILE } from './code-hash.ts';
+import { ignoreMatcher, ignoreProblems } from './ignore-rules.ts';
 import type { HashEntry } from './code-hash.ts';
 import type { SourceTree, TreeEntry } from './source-tree.ts';
 import { joinPath } from './source-tree.ts';
@@ -195,5 +196,18 @@ export async function listManifestFiles(
   const entries = (await tree.readDir(dir)) ?? [];
   const ignoreEntry = entries.find((e) => e.name === IGNORE_FILE && (e.mode === '100644' || e.mode === '100755'));
   const slessignore = ignoreEntry ? (await tree.readBlob(joinPath(dir, IGNORE_FILE), ignoreEntry.oid)).toString('utf8') : undefined;
+  // Patterns the matcher refuses are the function's problems, each where it is written.
+  const refused = ignoreProblems(manifest.ignore, slessignore);
+  if (refused.length > 0) {
+    const manifestFile = joinPath(dir, MANIFEST_FILE);
+    return {
+      files: [],
+      problems: refused.map((p) =>
+        p.source === 'ignore'
+          ? { file: manifestFile, line: lineOfKey(manifestText, ['ignore', p.index]), key: `ignore[${p.index}]`, message: p.message }
+          : { file: joinPath(dir, IGNORE_FILE), line: p.index, key: '', message: p.message },
+      ),
+    };
+  }
   return listFunctionFiles(tree, { dir, include: manifest.include, ignored: ignoreMatcher(manifest.ignore, slessignore), manifestText });
 }

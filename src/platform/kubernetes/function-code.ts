@@ -9,6 +9,7 @@ import { contextDockerfile, ensureContext } from './build-context.ts';
 import { buildKey } from './objects/build-key.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import { hashFiles } from '../../source/code-hash.ts';
+import { IgnorePatternError } from '../../source/ignore-rules.ts';
 import { readContextCode } from './read-context.ts';
 import { streamUnpacked } from '../read-unpacked.ts';
 import { CRD_DEFAULTS } from './records.ts';
@@ -36,7 +37,7 @@ export class FunctionCode {
     const runtime = spec.runtime as Runtime;
     const entrypoint = spec.entrypoint ?? CRD_DEFAULTS.entrypoint;
     const unpacked = isUnpacked(code) ? code : undefined;
-    const codeHash = unpacked ? unpacked.codeHash : hashFiles(code as readonly CodeFile[]);
+    const codeHash = unpacked ? unpacked.codeHash : hashCode(namespace, name, code as readonly CodeFile[]);
     const baseImage = baseImageOf(runtime, this.settings.runtimeImagePrefix);
     const paths = (unpacked ? unpacked.files : (code as readonly CodeFile[])).map((f) => f.path);
     try {
@@ -83,4 +84,14 @@ export class FunctionCode {
 
 function isUnpacked(code: UnpackedCode | readonly CodeFile[]): code is UnpackedCode {
   return !Array.isArray(code);
+}
+
+/** code_hash of code given as files; refused ignore patterns (.slessignore) are the caller's error. */
+function hashCode(namespace: string, name: string, files: readonly CodeFile[]): string {
+  try {
+    return hashFiles(files);
+  } catch (err) {
+    if (err instanceof IgnorePatternError) throw new PlatformError('invalid', `function ${namespace}/${name}: ${err.message}`, { cause: err });
+    throw err;
+  }
 }
