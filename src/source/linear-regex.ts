@@ -129,6 +129,12 @@ class Parser {
 
   private literal(c: string): CharTest {
     if (!this.ignoreCase) return (x) => x === c;
+    // ASCII only ever folds to ASCII (Canonicalize keeps non-ASCII from mapping into it): two compares.
+    if (c.charCodeAt(0) < 128) {
+      const lower = c.toLowerCase();
+      const upper = c.toUpperCase();
+      return lower === upper ? (x) => x === c : (x) => x === lower || x === upper;
+    }
     const k = canonicalize(c);
     return (x) => x === c || canonicalize(x) === k;
   }
@@ -174,7 +180,14 @@ class Parser {
       members.some((m) => (typeof m === 'function' ? m(x) : x >= m.from && x <= m.to));
     const ignoreCase = this.ignoreCase;
     const test: CharTest = ignoreCase
-      ? (x) => inClass(x) || inClass(canonicalize(x)) || inClass(x.toLowerCase()) || inClass(canonicalize(x).toLowerCase())
+      ? (x) => {
+          if (inClass(x)) return true;
+          if (x.charCodeAt(0) < 128) {
+            const other = x === x.toLowerCase() ? x.toUpperCase() : x.toLowerCase();
+            return other !== x && inClass(other);
+          }
+          return inClass(canonicalize(x)) || inClass(x.toLowerCase()) || inClass(canonicalize(x).toLowerCase());
+        }
       : inClass;
     return negated ? (x) => !test(x) : test;
   }
@@ -263,25 +276,28 @@ function compile(root: Node): Inst[] {
 
 /** Whether `body` (no quantifiers) matches `s` at `at`: a bounded walk, every alternative tried. */
 function matchesAt(body: Node, s: string, at: number): boolean {
-  const ends = (n: Node, from: number): number[] => {
+  // Continuation passing: `then` is what must match after `n`; no quantifier, so the walk is bounded.
+  const m = (n: Node, i: number, then: (j: number) => boolean): boolean => {
     switch (n.kind) {
       case 'char':
-        return from < s.length && n.test(s[from]!) ? [from + 1] : [];
+        return i < s.length && n.test(s[i]!) && then(i + 1);
       case 'start':
-        return from === 0 ? [from] : [];
+        return i === 0 && then(i);
       case 'end':
-        return from === s.length ? [from] : [];
+        return i === s.length && then(i);
       case 'ahead':
-        return matchesAt(n.body, s, from) ? [from] : [];
-      case 'seq':
-        return n.items.reduce<number[]>((positions, item) => [...new Set(positions.flatMap((p) => ends(item, p)))], [from]);
+        return matchesAt(n.body, s, i) && then(i);
+      case 'seq': {
+        const step = (k: number, j: number): boolean => (k === n.items.length ? then(j) : m(n.items[k]!, j, (next) => step(k + 1, next)));
+        return step(0, i);
+      }
       case 'alt':
-        return [...new Set(n.options.flatMap((o) => ends(o, from)))];
+        return n.options.some((o) => m(o, i, then));
       case 'repeat':
-        return [];
+        return false;
     }
   };
-  return ends(body, at).length > 0;
+  return m(body, at, () => true);
 }
 
 export interface LinearRegex {
@@ -292,62 +308,96 @@ export interface LinearRegex {
 /** Compiles `source` (the syntax above; throws UnsupportedRegexError otherwise). */
 export function linearRegex(source: string, ignoreCase: boolean): LinearRegex {
   const prog = compile(new Parser(source, ignoreCase).parse());
+  const size = prog.length;
+  // A program that can only start at position 0 (`^…`) needs no thread started anywhere else.
+  const anchored = startsAnchored(prog);
+  // Two thread lists (char instructions waiting for the next input character) and the closure stack,
+  // reused across calls (test() is synchronous and never re-entered).
+  const current = new Int32Array(size);
+  const next = new Int32Array(size);
+  const stack = new Int32Array(size * 2 + 2);
+  const seen = new Uint32Array(size);
+  let generation = 0;
+  let added = 0;
+  // Follows jumps, splits and assertions from `pc` at position `at` of `s`; true when `match` is reached.
+  const add = (pc: number, s: string, at: number): boolean => {
+    let top = 0;
+    stack[top++] = pc;
+    while (top > 0) {
+      const k = stack[--top]!;
+      if (seen[k] === generation) continue;
+      seen[k] = generation;
+      const inst = prog[k]!;
+      switch (inst.op) {
+        case 'match':
+          return true;
+        case 'jump':
+          stack[top++] = inst.next;
+          break;
+        case 'split':
+          stack[top++] = inst.alt;
+          stack[top++] = inst.next;
+          break;
+        case 'start':
+          if (at === 0) stack[top++] = inst.next;
+          break;
+        case 'end':
+          if (at === s.length) stack[top++] = inst.next;
+          break;
+        case 'ahead':
+          if (matchesAt(inst.body, s, at)) stack[top++] = inst.next;
+          break;
+        case 'char':
+          next[added++] = k;
+      }
+    }
+    return false;
+  };
   return {
     source,
     test(s: string): boolean {
-      let current: number[] = [];
-      let seen = new Uint32Array(prog.length);
-      let generation = 0;
-      // Follows jumps, splits and assertions from `pc` at position `at`; true when `match` is reached.
-      const add = (list: number[], pc: number, at: number): boolean => {
-        const stack = [pc];
-        while (stack.length > 0) {
-          const k = stack.pop()!;
-          if (seen[k] === generation) continue;
-          seen[k] = generation;
-          const inst = prog[k]!;
-          switch (inst.op) {
-            case 'match':
-              return true;
-            case 'jump':
-              stack.push(inst.next);
-              break;
-            case 'split':
-              stack.push(inst.alt, inst.next);
-              break;
-            case 'start':
-              if (at === 0) stack.push(inst.next);
-              break;
-            case 'end':
-              if (at === s.length) stack.push(inst.next);
-              break;
-            case 'ahead':
-              if (matchesAt(inst.body, s, at)) stack.push(inst.next);
-              break;
-            case 'char':
-              list.push(k);
-          }
-        }
-        return false;
-      };
+      let count = 0;
       for (let at = 0; at <= s.length; at++) {
-        generation++;
         if (generation === 0xffffffff) {
-          seen = new Uint32Array(prog.length);
-          generation = 1;
+          seen.fill(0);
+          generation = 0;
         }
+        generation++;
+        added = 0;
+        for (let t = 0; t < count; t++) if (add((prog[current[t]!] as { next: number }).next, s, at)) return true;
         // An unanchored search: a new thread starts at every position.
-        const next: number[] = [];
-        for (const k of current) {
-          const inst = prog[k] as { test: CharTest; next: number };
-          if (add(next, inst.next, at)) return true;
-        }
-        if (add(next, 0, at)) return true;
-        if (at === s.length) return false;
+        if ((at === 0 || !anchored) && add(0, s, at)) return true;
+        if (at === s.length || (added === 0 && anchored)) return false;
         const c = s[at]!;
-        current = next.filter((k) => (prog[k] as { test: CharTest }).test(c));
+        count = 0;
+        for (let t = 0; t < added; t++) {
+          const k = next[t]!;
+          if ((prog[k] as { test: CharTest }).test(c)) current[count++] = k;
+        }
       }
       return false;
     },
   };
+}
+
+/** True when every way from the program's start passes a `^` before consuming anything. */
+function startsAnchored(prog: readonly Inst[]): boolean {
+  const seen = new Set<number>();
+  const walk = (k: number): boolean => {
+    if (seen.has(k)) return true;
+    seen.add(k);
+    const inst = prog[k]!;
+    switch (inst.op) {
+      case 'start':
+        return true;
+      case 'jump':
+      case 'ahead':
+        return walk(inst.next);
+      case 'split':
+        return walk(inst.next) && walk(inst.alt);
+      default:
+        return false;
+    }
+  };
+  return walk(0);
 }
