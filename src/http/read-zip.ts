@@ -20,6 +20,7 @@ import type { CodeFile, UnpackedCode } from '../platform/types.ts';
 import { blobOid, hashOids, IGNORE_FILE } from '../source/code-hash.ts';
 import { IgnorePatternError } from '../source/ignore-rules.ts';
 import { linkLayoutProblems } from '../source/link-layout.ts';
+import { DEFAULT_TREE_LIMITS, TreeBudget, TreeLimitError } from '../source/tree-limits.ts';
 import { readUnpacked } from '../platform/read-unpacked.ts';
 
 export interface ZipLimits {
@@ -81,6 +82,8 @@ export async function unpackZip(buffer: Buffer, into: string, limits: ZipLimits 
     const files: UnpackedFile[] = [];
     const links = new Map<string, string>();
     const seen = new Set<string>();
+    // The same bounds on depth, path length and listing size as a repository's revision.
+    const shape = new TreeBudget(DEFAULT_TREE_LIMITS);
     let total = 0;
     try {
       for await (const entry of entries(zip)) {
@@ -92,6 +95,7 @@ export async function unpackZip(buffer: Buffer, into: string, limits: ZipLimits 
         const isDir = name.endsWith('/') || (unixMode & S_IFMT) === S_IFDIR;
         const safe = safePath(name);
         if (isDir) continue;
+        shape.path(safe);
         if (seen.has(safe)) throw new ZipError(`the zip holds "${safe}" twice`);
         seen.add(safe);
         if (entry.uncompressedSize > limits.uncompressedBytes - total) {
@@ -132,6 +136,7 @@ export async function unpackZip(buffer: Buffer, into: string, limits: ZipLimits 
     await rm(dir, { recursive: true, force: true });
     if (err instanceof ZipError) throw err;
     if (err instanceof IgnorePatternError) throw new ZipError(`the zip's ${err.message}`, false, { cause: err });
+    if (err instanceof TreeLimitError) throw new ZipError(`the zip is refused (${err.reason}): ${err.message}`, false, { cause: err });
     throw new ZipError(`cannot unpack the zip: ${(err as Error).message}`, false, { cause: err });
   }
 }

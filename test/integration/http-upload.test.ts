@@ -45,6 +45,12 @@ describe('zip upload and download', async () => {
     );
   });
 
+  it('refuses a zip whose file sits 200 folders deep (400, TreeTooDeep naming the limit), before writing it', async () => {
+    const res = await upload(writeZip([file(`${'d/'.repeat(200)}deep.js`, '1;'), file('index.js', '1;')]));
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json().error, /\(TreeTooDeep\): .* more than the 128 folders a path may nest \(SLESS_MAX_TREE_DEPTH\)/);
+  });
+
   it('takes a zip in multipart field "file"', async () => {
     const form = new FormData();
     form.append('file', new Blob([writeZip([file('handler.py', 'def handle(e): return e')])]), 'code.zip');
