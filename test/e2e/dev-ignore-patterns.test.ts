@@ -61,7 +61,8 @@ test('a git sync of a function with the hostile .slessignore finishes in seconds
   const ms = Date.now() - started;
   console.log(`synced in ${ms} ms (dev start included); slowest /healthz ${slowest} ms`);
   assert.deepEqual(repo.functions?.find((f) => f.name === 'slow')?.error, undefined);
-  assert.ok(ms < 20_000, `the sync took ${ms} ms`);
+  // dev start included: 6-14 s at load average 15-20; before, the sync never finished.
+  assert.ok(ms < 60_000, `the sync took ${ms} ms`);
   assert.ok(slowest < 1000, `/healthz took ${slowest} ms`);
 });
 
