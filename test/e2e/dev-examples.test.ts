@@ -57,6 +57,9 @@ test('sum-job ran its job once: 100 + 200 + 300', async () => {
     return j.phase === 'Succeeded' ? j : undefined;
   }, 'the sum job');
   assert.deepEqual(JSON.parse(job.message ?? ''), { sum: 600, count: 3 });
+  const listed = await fetch(`${dev.url}/v1/namespaces/dev/jobs`, { headers: { authorization: `Bearer ${await dev.adminToken()}` } });
+  assert.equal(listed.status, 200);
+  assert.deepEqual(((await listed.json()) as { name: string }[]).find((j) => j.name === 'sum-job-sum'), job, 'GET .../jobs lists the job as GET .../jobs/{name} answers it');
   assert.deepEqual(await json('sum-job', post({ input: [1, 2, 3] })), { sum: 6, count: 3 });
 });
 
