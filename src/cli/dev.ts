@@ -1,7 +1,6 @@
 // `sless dev`: the whole platform on one machine — no cluster, no S3, no registry. Follows one
 // repository (git URL, local git repository or folder), runs its functions as child processes and
 // serves /fn, /v1 and /hooks exactly as the controller does. Ctrl-C / SIGTERM stops every child.
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -22,7 +21,7 @@ import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
-import { dataDirSecret } from './dev-secret.ts';
+import { dataDirSecret, JWT_SECRET, WEBHOOK_SECRET } from './dev-secret.ts';
 import type { CommandIo } from './io.ts';
 
 export interface DevServer {
@@ -61,7 +60,7 @@ async function authOf(config: DevConfig, dataDir: string): Promise<{ auth: AuthO
   if (config.jwksUrl) return { auth: { ...common, key: { kind: 'jwks', url: config.jwksUrl, ...(config.jwtAlgorithms ? { algorithms: config.jwtAlgorithms } : {}) } } };
   if (config.jwtPublicKey) return { auth: { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } } };
   if (config.authInsecure) return { auth: { ...common, key: { kind: 'insecure' } } };
-  const secret = config.jwtSecret ?? (await dataDirSecret(dataDir));
+  const secret = config.jwtSecret ?? (await dataDirSecret(dataDir, JWT_SECRET));
   return { auth: { ...common, key: { kind: 'hs256', secret } }, signingSecret: secret };
 }
 
@@ -111,7 +110,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
 }
 
 async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dataDir: string, lock: DataDirLock): Promise<DevServer> {
-  const webhookSecret = config.webhookSecret ?? randomBytes(24).toString('base64url');
+  const webhookSecret = config.webhookSecret ?? (await dataDirSecret(dataDir, WEBHOOK_SECRET));
   const { auth, signingSecret } = await authOf(config, dataDir);
   const repository = await openRepository({
     repo: config.repo,

@@ -127,7 +127,7 @@ const devSpecs = {
   dataDir: { flag: 'data-dir', env: 'SLESS_DATA_DIR', schema: z.string().min(1), default: '.sless', describe: 'where prepared functions and state live' },
   namespace: { flag: 'namespace', env: 'SLESS_NAMESPACE', schema: dnsLabel, default: 'dev', describe: 'namespace of the functions (/fn/<namespace>/<name>)' },
   repoName: { flag: 'repo-name', env: 'SLESS_REPO_NAME', schema: dnsLabel, default: 'local', describe: 'repository name in /hooks/<namespace>/<repo-name>' },
-  webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: generated and printed)' },
+  webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: made once, kept in <data-dir>/webhook-secret, printed)' },
   pollInterval: { flag: 'poll-interval', env: 'SLESS_POLL_INTERVAL', schema: duration, default: 10_000, describe: 'how often to poll the repository' },
   exitWithParent: {
     flag: 'exit-with-parent',
