@@ -15,7 +15,7 @@ import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform } from '../platform/local/local-platform.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';
-import { streamLogger, type Logger } from '../platform/local/logger.ts';
+import { readableJsonLine, streamLogger, type Logger } from '../platform/local/logger.ts';
 import { lockDataDir, type DataDirLock } from '../platform/local/data-dir-lock.ts';
 import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
@@ -145,8 +145,9 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     registry,
     limits: { proxyBodyBytes: config.maxBodyBytes },
     console: { exclude: config.consoleExclude },
-    // Per-request lines would drown the function log; warnings and errors still show.
-    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(l) } },
+    // Per-request lines would drown the function log; warnings and errors still show, in the format
+    // of every other line.
+    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(readableJsonLine(l)) } },
   });
   try {
     await app.listen({ port: config.port, host: config.host });

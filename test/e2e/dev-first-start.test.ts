@@ -47,7 +47,7 @@ test('a call that finds a function disabled or not ready yet gets its 503 withou
   const r = await callFunction(dev.url, 'off');
   assert.equal(r.status, 503);
   await new Promise((res) => setTimeout(res, 300));
-  assert.doesNotMatch(dev.log(), /"level":40.*(not ready|http\.enabled: false)/);
+  assert.doesNotMatch(dev.log(), / warn .*(not ready|http\.enabled: false)/);
 });
 
 test('a function asking for another Python than this machine runs gets one warning naming both', async () => {
