@@ -1,7 +1,6 @@
 // `sless dev`: the whole platform on one machine — no cluster, no S3, no registry. Follows one
 // repository (git URL, local git repository or folder), runs its functions as child processes and
 // serves /fn, /v1 and /hooks exactly as the controller does. Ctrl-C / SIGTERM stops every child.
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -16,14 +15,14 @@ import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform } from '../platform/local/local-platform.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';
-import { streamLogger, type Logger } from '../platform/local/logger.ts';
+import { readableJsonLine, streamLogger, type Logger } from '../platform/local/logger.ts';
 import { lockDataDir, type DataDirLock } from '../platform/local/data-dir-lock.ts';
 import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
-import { dataDirSecret } from './dev-secret.ts';
+import { dataDirSecret, JWT_SECRET, WEBHOOK_SECRET } from './dev-secret.ts';
 import type { CommandIo } from './io.ts';
 
 export interface DevServer {
@@ -62,7 +61,7 @@ async function authOf(config: DevConfig, dataDir: string): Promise<{ auth: AuthO
   if (config.jwksUrl) return { auth: { ...common, key: { kind: 'jwks', url: config.jwksUrl, ...(config.jwtAlgorithms ? { algorithms: config.jwtAlgorithms } : {}) } } };
   if (config.jwtPublicKey) return { auth: { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } } };
   if (config.authInsecure) return { auth: { ...common, key: { kind: 'insecure' } } };
-  const secret = config.jwtSecret ?? (await dataDirSecret(dataDir));
+  const secret = config.jwtSecret ?? (await dataDirSecret(dataDir, JWT_SECRET));
   return { auth: { ...common, key: { kind: 'hs256', secret } }, signingSecret: secret };
 }
 
@@ -113,7 +112,7 @@ export async function startDev(config: DevConfig, io: CommandIo): Promise<DevSer
 }
 
 async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dataDir: string, lock: DataDirLock): Promise<DevServer> {
-  const webhookSecret = config.webhookSecret ?? randomBytes(24).toString('base64url');
+  const webhookSecret = config.webhookSecret ?? (await dataDirSecret(dataDir, WEBHOOK_SECRET));
   const { auth, signingSecret } = await authOf(config, dataDir);
   const repository = await openRepository({
     repo: config.repo,
@@ -149,8 +148,9 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     registry,
     limits: { proxyBodyBytes: config.maxBodyBytes },
     console: { exclude: config.consoleExclude },
-    // Per-request lines would drown the function log; warnings and errors still show.
-    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(l) } },
+    // Per-request lines would drown the function log; warnings and errors still show, in the format
+    // of every other line.
+    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(readableJsonLine(l)) } },
   });
   try {
     await app.listen({ port: config.port, host: config.host });

@@ -28,6 +28,15 @@ describe('settings', () => {
     assert.throws(() => loadDevConfig(['--no-such-flag'], {}), /known flags/);
   });
 
+  it('drops a --path given before a later --repo (npm start -- --repo X watches X, not X/examples)', () => {
+    const npmStart = ['--repo', '.', '--path', 'examples', '--exit-with-parent'];
+    assert.deepEqual(pick(loadDevConfig([...npmStart], {})), { repo: '.', path: 'examples' });
+    assert.deepEqual(pick(loadDevConfig([...npmStart, '--repo', '/x'], {})), { repo: '/x', path: '' });
+    assert.deepEqual(pick(loadDevConfig([...npmStart, '--repo=/x', '--path', 'fns'], {})), { repo: '/x', path: 'fns' });
+    assert.deepEqual(pick(loadDevConfig([...npmStart, '--path', 'other'], {})), { repo: '.', path: 'other' });
+    assert.deepEqual(pick(loadDevConfig(['--path=fns', '--repo', '/x'], {})), { repo: '/x', path: 'fns' }, 'one --repo: --path counts wherever it stands');
+  });
+
   it('parses durations', () => {
     assert.equal(loadDevConfig(['--poll-interval', '2s'], {}).pollInterval, 2000);
     assert.equal(loadDevConfig(['--poll-interval', '1m'], {}).pollInterval, 60_000);
@@ -93,3 +102,7 @@ describe('settings', () => {
     assert.match(describeSettings('dev'), /--poll-interval .*\(default: 10000\)/);
   });
 });
+
+function pick(c: { repo: string; path: string }): { repo: string; path: string } {
+  return { repo: c.repo, path: c.path };
+}

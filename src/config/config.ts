@@ -132,11 +132,11 @@ const devSpecs = {
   ...common,
   repo: { flag: 'repo', env: 'SLESS_REPO', schema: z.string().min(1), default: '.', describe: 'git URL, local git repository or folder' },
   branch: { flag: 'branch', env: 'SLESS_BRANCH', schema: optionalString, describe: 'branch to follow (default: main, or the local checkout’s branch)' },
-  path: { flag: 'path', env: 'SLESS_PATH', schema: z.string(), default: '', describe: 'folder inside the repository to watch' },
+  path: { flag: 'path', env: 'SLESS_PATH', schema: z.string(), default: '', describe: 'folder inside the repository to watch (dropped when a later --repo follows it)' },
   dataDir: { flag: 'data-dir', env: 'SLESS_DATA_DIR', schema: z.string().min(1), default: '.sless', describe: 'where prepared functions and state live' },
   namespace: { flag: 'namespace', env: 'SLESS_NAMESPACE', schema: dnsLabel, default: 'dev', describe: 'namespace of the functions (/fn/<namespace>/<name>)' },
   repoName: { flag: 'repo-name', env: 'SLESS_REPO_NAME', schema: dnsLabel, default: 'local', describe: 'repository name in /hooks/<namespace>/<repo-name>' },
-  webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: generated and printed)' },
+  webhookSecret: { flag: 'webhook-secret', env: 'SLESS_WEBHOOK_SECRET', schema: optionalString, describe: 'webhook secret (default: made once, kept in <data-dir>/webhook-secret, printed)' },
   pollInterval: { flag: 'poll-interval', env: 'SLESS_POLL_INTERVAL', schema: duration, default: 10_000, describe: 'how often to poll the repository' },
   exitWithParent: {
     flag: 'exit-with-parent',
@@ -188,7 +188,7 @@ export function loadControllerConfig(argv: readonly string[], env: Env = process
 export type ControllerConfig = ReturnType<typeof loadControllerConfig>;
 
 export function loadDevConfig(argv: readonly string[], env: Env = process.env) {
-  const { settings } = resolveSettings(devSpecs, argv, env);
+  const { settings } = resolveSettings(devSpecs, pathGoesWithItsRepo(argv), env);
   assertAuthConsistent(settings);
   return settings;
 }
@@ -197,6 +197,27 @@ export type DevConfig = ReturnType<typeof loadDevConfig>;
 /** The tree limits a command's settings name (tree-limits.ts). */
 export function treeLimitsOf(config: { readonly maxTreeDepth: number; readonly maxPathBytes: number; readonly maxTreeBytes: number }): TreeLimits {
   return { maxDepth: config.maxTreeDepth, maxPathBytes: config.maxPathBytes, maxListingBytes: config.maxTreeBytes };
+}
+
+/**
+ * `--path` belongs to the `--repo` it follows: when --repo is given again, a --path before the last
+ * --repo is dropped. `npm start` runs `sless dev --repo . --path examples ...` followed by the user's
+ * flags, so `npm start -- --repo X` watches X itself, not X/examples (`npm start -- --repo X --path
+ * fns` watches X/fns). With one --repo, --path counts wherever it stands.
+ */
+export function pathGoesWithItsRepo(argv: readonly string[]): string[] {
+  const end = argv.includes('--') ? argv.indexOf('--') : argv.length;
+  const isRepo = (a: string) => a === '--repo' || a.startsWith('--repo=');
+  const repos = argv.slice(0, end).flatMap((a, i) => (isRepo(a) ? [i] : []));
+  const lastRepo = repos.at(-1);
+  if (lastRepo === undefined || repos.length < 2) return [...argv];
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (i < lastRepo && a === '--path') i++;
+    else if (!(i < lastRepo && a.startsWith('--path='))) out.push(a);
+  }
+  return out;
 }
 
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */

@@ -116,6 +116,22 @@ describe('logging in', () => {
     assert.equal(res.statusCode, 303);
     assert.match(String(res.headers['set-cookie']), /^sless_console=; .*Max-Age=0$/);
   });
+  it('keeps one session per port: two consoles on one host (two sless dev) do not log each other out', async () => {
+    const login = async (host: string) => {
+      const res = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...browser, host } });
+      return /^([^=]+)=/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
+    };
+    const [first, second] = [await login('localhost:8080'), await login('localhost:8081')];
+    assert.notEqual(first, second, 'each port has its own cookie name');
+    assert.equal(first, 'sless_console_8080');
+    // The browser sends both cookies to both ports (cookies ignore ports); the other instance's token
+    // does not verify here, and its cookie is neither used nor cleared.
+    const both = { cookie: `${first}=${token}; ${second}=other.instances.token`, ...browser };
+    const refused = await app.inject({ url: `/funcs/${NS}`, headers: { ...both, host: 'localhost:8081' } });
+    assert.equal(refused.statusCode, 401);
+    assert.match(String(refused.headers['set-cookie']), /^sless_console_8081=; .*Max-Age=0$/);
+    assert.equal((await app.inject({ url: `/funcs/${NS}`, headers: { ...both, host: 'localhost:8080' } })).statusCode, 200);
+  });
 });
 
 describe('GET /funcs/<namespace>', () => {

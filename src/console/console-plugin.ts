@@ -17,6 +17,7 @@ import { functionPage, functionsPage, repositoriesPage, sourceOf, visibleFunctio
 import { createRenderer, type LayoutData } from './render.ts';
 import {
   clearedCookie,
+  cookieNameFor,
   csrfProblem,
   csrfTokenOf,
   CSRF_FIELD,
@@ -103,6 +104,9 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
   });
 
   const secure = (request: FastifyRequest) => secureCookieFor(request.protocol, request.hostname);
+  const cookieName = (request: FastifyRequest) => cookieNameFor(request.port);
+  const newSession = (request: FastifyRequest, token: string) => sessionCookie(token, { secure: secure(request), name: cookieName(request) });
+  const endedSession = (request: FastifyRequest) => clearedCookie(secure(request), cookieName(request));
 
   // `?token=<jwt>` on any page. A browser's is checked, moved into the cookie and out of the address
   // (and history); a script's (curl, JSON) authorizes that one request, as the old console's did.
@@ -118,7 +122,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     const url = new URL(request.url, 'http://console.invalid');
     url.searchParams.delete('token');
     return reply
-      .header('set-cookie', sessionCookie(token, { secure: secure(request) }))
+      .header('set-cookie', newSession(request, token))
       .redirect(`${url.pathname}${url.search}`, 303);
   });
 
@@ -127,8 +131,8 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     if (res.internal) request.log.error({ err }, 'console request failed');
     const answer = answerOf(request);
     void reply.code(res.status);
-    const fromCookie = tokenOf(request.headers)?.via === 'cookie';
-    if (res.status === 401 && fromCookie) void reply.header('set-cookie', clearedCookie(secure(request)));
+    const fromCookie = tokenOf(request.headers, cookieName(request))?.via === 'cookie';
+    if (res.status === 401 && fromCookie) void reply.header('set-cookie', endedSession(request));
     if (answer === 'json') return reply.type('application/json; charset=utf-8').send(res.body);
     if (answer === 'text') return reply.type('text/plain; charset=utf-8').send(`${res.body.error}\n`);
     const ns = (request.params as Partial<NsParams> | undefined)?.ns;
@@ -145,7 +149,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
   });
 
   const sourceOrLogin = (request: FastifyRequest): TokenSource => {
-    const s = tokenOf(request.headers) ?? queryTokens.get(request);
+    const s = tokenOf(request.headers, cookieName(request)) ?? queryTokens.get(request);
     if (!s) throw new HttpError('unauthorized', `no token; ${LOGIN_HINT}`);
     return s;
   };
@@ -208,7 +212,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     const token = String(formField(request, 'token') ?? '').trim();
     const caller = await access.identify(() => loginToken(token));
     const next = safeBack(formField(request, 'next'), consolePaths.functions(caller.namespace));
-    return reply.header('set-cookie', sessionCookie(token, { secure: secure(request) })).redirect(next === '/funcs' ? consolePaths.functions(caller.namespace) : next, 303);
+    return reply.header('set-cookie', newSession(request, token)).redirect(next === '/funcs' ? consolePaths.functions(caller.namespace) : next, 303);
   });
 
   app.post('/_logout', async (request, reply) => {
@@ -221,7 +225,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
       ownHost: request.host,
     });
     if (problem) throw new HttpError('forbidden', problem);
-    return reply.header('set-cookie', clearedCookie(secure(request))).redirect('/funcs', 303);
+    return reply.header('set-cookie', endedSession(request)).redirect('/funcs', 303);
   });
 
   const listing = async (request: FastifyRequest, reply: FastifyReply, ns: string) => {

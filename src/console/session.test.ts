@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clearedCookie, csrfProblem, csrfTokenOf, readCookie, secureCookieFor, sessionCookie, tokenOf } from './session.ts';
+import { clearedCookie, cookieNameFor, csrfProblem, csrfTokenOf, readCookie, secureCookieFor, sessionCookie, tokenOf } from './session.ts';
 
 // {"sub":"a","exp":2000000000}
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIiwiZXhwIjoyMDAwMDAwMDAwfQ.sig';
@@ -29,6 +29,13 @@ describe('the session cookie', () => {
     assert.deepEqual(tokenOf({ cookie: 'sless_console=tok' }), { token: 'tok', via: 'cookie' });
     assert.deepEqual(tokenOf({ cookie: 'sless_console=tok', authorization: 'Bearer x' }), { token: 'Bearer x', via: 'header' });
     assert.equal(tokenOf({}), undefined);
+  });
+  it('is named for the port the browser used (cookies ignore ports): one session per sless dev', () => {
+    assert.equal(cookieNameFor(8080), 'sless_console_8080');
+    assert.equal(cookieNameFor(undefined), 'sless_console', 'no port in the address, as behind an ingress');
+    assert.equal(cookieNameFor(443), 'sless_console');
+    assert.deepEqual(tokenOf({ cookie: 'sless_console_8080=a; sless_console_8081=b' }, 'sless_console_8081'), { token: 'b', via: 'cookie' });
+    assert.equal(tokenOf({ cookie: 'sless_console_8080=a' }, 'sless_console_8081'), undefined);
   });
 });
 

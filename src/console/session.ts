@@ -1,6 +1,8 @@
 // The console's login session (pure): the caller's own JWT, kept in an HttpOnly, SameSite=Strict
 // cookie scoped to /funcs (so functions under /fn, which share the origin, never receive it), and
-// the CSRF token derived from it that every cookie-authenticated action must carry.
+// the CSRF token derived from it that every cookie-authenticated action must carry. Browsers keep
+// cookies per host, not per port, so the cookie's name carries the port the browser used: two
+// `sless dev` on one machine (each with its own signing secret) keep two sessions.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { decodeJwt } from 'jose';
 
@@ -8,6 +10,14 @@ export const COOKIE_NAME = 'sless_console';
 export const COOKIE_PATH = '/funcs';
 export const CSRF_HEADER = 'x-csrf-token';
 export const CSRF_FIELD = '_csrf';
+
+/**
+ * The session cookie's name for a request to `port` (from its Host header): `sless_console` on the
+ * default ports (no port in the address, as behind an ingress), `sless_console_<port>` on any other.
+ */
+export function cookieNameFor(port: number | null | undefined): string {
+  return port === null || port === undefined || port === 80 || port === 443 ? COOKIE_NAME : `${COOKIE_NAME}_${port}`;
+}
 
 /** `query`: a script's `?token=` on a GET (never for an action). */
 export type TokenSource = { readonly token: string; readonly via: 'header' | 'cookie' | 'query' };
@@ -24,10 +34,10 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
-/** An Authorization header wins (scripts, curl); else the session cookie. */
-export function tokenOf(headers: { readonly authorization?: string; readonly cookie?: string }): TokenSource | undefined {
+/** An Authorization header wins (scripts, curl); else the session cookie named `cookieName` (cookieNameFor). */
+export function tokenOf(headers: { readonly authorization?: string; readonly cookie?: string }, cookieName = COOKIE_NAME): TokenSource | undefined {
   if (headers.authorization) return { token: headers.authorization, via: 'header' };
-  const token = readCookie(headers.cookie, COOKIE_NAME);
+  const token = readCookie(headers.cookie, cookieName);
   return token ? { token, via: 'cookie' } : undefined;
 }
 
@@ -36,16 +46,16 @@ export function tokenOf(headers: { readonly authorization?: string; readonly coo
  * token has no `exp`). Secure unless the request came over plain http to a host that is not this
  * machine: browsers keep Secure cookies for http://localhost, and refuse them on other http hosts.
  */
-export function sessionCookie(token: string, opts: { readonly secure: boolean; readonly now?: number }): string {
-  const parts = [`${COOKIE_NAME}=${token}`, `Path=${COOKIE_PATH}`, 'HttpOnly', 'SameSite=Strict'];
+export function sessionCookie(token: string, opts: { readonly secure: boolean; readonly now?: number; readonly name?: string }): string {
+  const parts = [`${opts.name ?? COOKIE_NAME}=${token}`, `Path=${COOKIE_PATH}`, 'HttpOnly', 'SameSite=Strict'];
   if (opts.secure) parts.push('Secure');
   const exp = expiryOf(token);
   if (exp !== undefined) parts.push(`Max-Age=${Math.max(0, exp - Math.floor((opts.now ?? Date.now()) / 1000))}`);
   return parts.join('; ');
 }
 
-export function clearedCookie(secure: boolean): string {
-  return [`${COOKIE_NAME}=`, `Path=${COOKIE_PATH}`, 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : []), 'Max-Age=0'].join('; ');
+export function clearedCookie(secure: boolean, name = COOKIE_NAME): string {
+  return [`${name}=`, `Path=${COOKIE_PATH}`, 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : []), 'Max-Age=0'].join('; ');
 }
 
 function expiryOf(token: string): number | undefined {

@@ -216,6 +216,13 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       handler: async ({ ns, name }) => platform.deleteTrigger(ns, name),
     },
     {
+      method: 'GET',
+      url: '/namespaces/:ns/jobs',
+      summary: 'List jobs, each with its phase and output',
+      success: { status: 200, schema: s.arrayOf(s.jobSchema) },
+      handler: async ({ ns }) => (await platform.listJobs(ns)).map(map.jobJson),
+    },
+    {
       method: 'POST',
       url: '/namespaces/:ns/jobs',
       summary: 'Run a function once as a job',

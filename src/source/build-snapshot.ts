@@ -20,6 +20,8 @@ const NEVER_SEARCHED = new Set(['.git', 'node_modules']);
 export interface SnapshotOptions {
   /** Repo-relative folder to search (CONTRACT: FunctionRepository spec.path); '' or '.' = the root. */
   readonly path?: string;
+  /** Where the user sets `path`, named in errors: `spec.path` (default) or `--path` (sless dev). */
+  readonly pathSetting?: string;
 }
 
 interface Memo {
@@ -46,11 +48,12 @@ export class SnapshotBuilder {
   async build(source: SourceTree, options: SnapshotOptions = {}): Promise<Snapshot> {
     const tree = boundedTree(source, this.limits);
     const root = normalizeWatchedPath(options.path);
-    if (root.split('/').includes('..')) throw new Error(`watched path "${options.path}" must stay inside the repository; remove ".."`);
+    const setting = options.pathSetting ?? 'spec.path';
+    if (root.split('/').includes('..')) throw new Error(`watched path "${options.path}" must stay inside the repository; remove ".." from ${setting}`);
     const rootEntries = await tree.readDir(root);
     if (!rootEntries) {
       throw new Error(
-        `the watched path "${root || '.'}" is not a folder in the repository${tree.revision ? ` at ${tree.revision}` : ''}; fix spec.path or push that folder`,
+        `the watched path "${root || '.'}" is not a folder in the repository${tree.revision ? ` at ${tree.revision}` : ''}; fix ${setting} or push that folder`,
       );
     }
     const found: Found[] = [];

@@ -85,7 +85,7 @@ test('a browser without a token gets the login page, and logs in by pasting a to
   await page.type('textarea#token', admin);
   await Promise.all([page.waitForNavigation(), page.click('form.login button[type=submit]')]);
   assert.equal(new URL(page.url()).pathname, '/funcs/dev');
-  const cookie = (await browser.cookies()).find((c) => c.name === 'sless_console');
+  const cookie = (await browser.cookies()).find((c) => c.name === `sless_console_${new URL(dev.url).port}`);
   assert.ok(cookie, 'the session cookie is set');
   assert.equal(cookie.httpOnly, true);
   assert.equal(cookie.sameSite, 'Strict');

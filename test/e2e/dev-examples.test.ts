@@ -1,6 +1,7 @@
 // `npm start` (= sless dev --repo . --path examples) serves every example, as examples/README.md
 // promises: the same calls as its curl lines, against the project's own committed examples/.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -45,6 +46,14 @@ test('hello-node, hello-python and hello-go greet', async () => {
   assert.equal((await json('hello-go', post({ name: 'Ada' }))).message, 'Hello, Ada!');
 });
 
+test('hello-go asks for go1.23: on another Go one warning names the version found, as for Node and Python', () => {
+  const goVersion = /go(\d+\.\d+(?:\.\d+)?)/.exec(spawnSync('go', ['version'], { encoding: 'utf8' }).stdout)?.[1] ?? '';
+  const warnings = dev.log().split('\n').filter((l) => l.includes('hello-go: asks for go1.23'));
+  if (goVersion === '1.23' || goVersion.startsWith('1.23.')) return assert.deepEqual(warnings, []);
+  assert.equal(warnings.length, 1, dev.log());
+  assert.match(warnings[0] as string, new RegExp(` warn hello-go: asks for go1\\.23 but runs on Go ${goVersion.replace(/\./g, '\\.')} \\(go\\)`));
+});
+
 test('greet-en and greet-ru share examples/lib/common through include', async () => {
   assert.equal((await callFunction(dev.url, 'greet-en?name=Ada')).body, 'Hello, Ada!');
   assert.equal((await callFunction(dev.url, 'greet-ru?name=Ada')).body, 'Привет, Ada!');
@@ -57,6 +66,9 @@ test('sum-job ran its job once: 100 + 200 + 300', async () => {
     return j.phase === 'Succeeded' ? j : undefined;
   }, 'the sum job');
   assert.deepEqual(JSON.parse(job.message ?? ''), { sum: 600, count: 3 });
+  const listed = await fetch(`${dev.url}/v1/namespaces/dev/jobs`, { headers: { authorization: `Bearer ${await dev.adminToken()}` } });
+  assert.equal(listed.status, 200);
+  assert.deepEqual(((await listed.json()) as { name: string }[]).find((j) => j.name === 'sum-job-sum'), job, 'GET .../jobs lists the job as GET .../jobs/{name} answers it');
   assert.deepEqual(await json('sum-job', post({ input: [1, 2, 3] })), { sum: 6, count: 3 });
 });
 

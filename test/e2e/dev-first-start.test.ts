@@ -25,13 +25,50 @@ before(async () => {
   await fn('py312', 'runtime: python3.12\n');
   await fn('py311', 'runtime: python3.11\n');
   await fn('off', 'runtime: python3.11\nhttp: {enabled: false}\n');
+  // More functions than a sync builds at once (4): the last ones wait for a turn.
+  for (const name of ['q1', 'q2', 'q3', 'q4']) await fn(name, 'runtime: python3.11\n');
   dev = await startDevProcess({ repo: folder });
+  early = callsUntilServed(['py312', 'py311', 'q1', 'q2', 'q3', 'q4'], ['off']);
 });
+
+let early: Promise<Map<string, string[]>>;
+
+/**
+ * From the moment dev listens, calls every function every 50 ms until it serves (or, for `disabled`,
+ * answers its 503 for http.enabled: false); resolves with what each answered, in order, repeats left out.
+ */
+async function callsUntilServed(serving: readonly string[], disabled: readonly string[]): Promise<Map<string, string[]>> {
+  const seen = new Map<string, string[]>([...serving, ...disabled].map((n) => [n, []]));
+  const end = Date.now() + 120_000;
+  const pending = new Set([...serving, ...disabled]);
+  while (pending.size > 0 && Date.now() < end) {
+    await Promise.all(
+      [...pending].map(async (name) => {
+        const r = await callFunction(dev.url, name);
+        const answer = `${r.status} ${r.status === 200 ? '' : r.body}`;
+        const list = seen.get(name) as string[];
+        if (list.at(-1) !== answer) list.push(answer);
+        if (r.status === 200 || (disabled.includes(name) && /http\.enabled: false/.test(r.body))) pending.delete(name);
+      }),
+    );
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  return seen;
+}
 
 after(async () => {
   await dev?.stop('SIGTERM');
   await dev?.dispose();
   await rm(folder, { recursive: true, force: true });
+});
+
+test('from the first moment, a function of the repository answers 503 saying why until it serves, never 404', async () => {
+  for (const [name, answers] of await early) {
+    assert.deepEqual(answers.filter((a) => a.startsWith('404')), [], `${name} answered: ${answers.join(' → ')}`);
+    const last = answers.at(-1) ?? '';
+    assert.ok(name === 'off' ? last.startsWith('503') : last.startsWith('200'), `${name} answered: ${answers.join(' → ')}`);
+    for (const a of answers.filter((x) => x.startsWith('503'))) assert.match(a, /"code":"function_(not_ready|disabled)"/, a);
+  }
 });
 
 test('each function prints that it builds, then where it serves', async () => {
@@ -47,7 +84,7 @@ test('a call that finds a function disabled or not ready yet gets its 503 withou
   const r = await callFunction(dev.url, 'off');
   assert.equal(r.status, 503);
   await new Promise((res) => setTimeout(res, 300));
-  assert.doesNotMatch(dev.log(), /"level":40.*(not ready|http\.enabled: false)/);
+  assert.doesNotMatch(dev.log(), / warn .*(not ready|http\.enabled: false)/);
 });
 
 test('a function asking for another Python than this machine runs gets one warning naming both', async () => {

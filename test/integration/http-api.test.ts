@@ -166,13 +166,21 @@ describe('/v1', async () => {
     assert.equal((await call('GET', '/triggers/nightly')).statusCode, 404);
   });
 
-  it('creates, gets and deletes jobs (event as JSON text or as a JSON value)', async () => {
+  it('creates, lists, gets and deletes jobs (event as JSON text or as a JSON value)', async () => {
     await call('POST', '/functions', { name: 'job-fn', runtime: 'nodejs20' });
     const created = await call('POST', '/jobs', { name: 'seed', function_ref: 'job-fn', event_json: { input: [1, 2] }, run_id: 3 });
     assert.equal(created.statusCode, 201);
     assert.deepEqual(created.json(), { name: 'seed', function_ref: 'job-fn', event_json: '{"input":[1,2]}', run_id: 3, phase: 'Pending', managed_by: 'api' });
     assert.equal((await call('GET', '/jobs/seed')).json().run_id, 3);
+    await call('POST', '/jobs', { name: 'other', function_ref: 'job-fn' });
+    const listed = await call('GET', '/jobs');
+    assert.equal(listed.statusCode, 200, listed.body);
+    const byName = new Map((listed.json() as { name: string }[]).map((j) => [j.name, j]));
+    assert.deepEqual(byName.get('seed'), created.json(), 'a listed job has the same fields as a job on its own');
+    assert.deepEqual([...byName.keys()].sort(), ['other', 'seed']);
     assert.equal((await call('DELETE', '/jobs/seed')).statusCode, 204);
+    assert.deepEqual((await call('GET', '/jobs')).json().map((j: { name: string }) => j.name), ['other']);
+    assert.equal((await call('DELETE', '/jobs/other')).statusCode, 204);
     assert.equal((await call('POST', '/jobs', { name: 'x', function_ref: 'missing-fn' })).json().code, 'invalid');
   });
 
@@ -225,6 +233,7 @@ describe('/v1', async () => {
       `GET ${p}/triggers/{name}`,
       `PATCH ${p}/triggers/{name}`,
       `DELETE ${p}/triggers/{name}`,
+      `GET ${p}/jobs`,
       `POST ${p}/jobs`,
       `GET ${p}/jobs/{name}`,
       `DELETE ${p}/jobs/{name}`,
@@ -236,7 +245,7 @@ describe('/v1', async () => {
     ]) {
       assert.ok(routes.includes(expected), `missing ${expected}`);
     }
-    assert.equal(routes.length, 23);
+    assert.equal(routes.length, 24);
   });
 
   it('answers unknown routes with the error body, and hands back the request id', async () => {

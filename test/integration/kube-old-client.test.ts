@@ -107,6 +107,9 @@ describe('the old client flow against sless controller', () => {
       return j;
     }, { timeoutMs: 60_000 });
     assert.deepEqual(JSON.parse(String(done.message)), { input: [100, 200, 300], sum: 600 });
+    const listed = await api('GET', '/jobs');
+    assert.equal(listed.status, 200);
+    assert.deepEqual((listed.json as unknown as Record<string, unknown>[]).find((j) => j.name === 'tf-hello-sum'), done, 'a listed job is the job as GET answers it');
     assert.equal((await api('POST', '/jobs', job)).status, 409);
   });
 

@@ -21,6 +21,8 @@ export interface DeploySpec {
   readonly env: Readonly<Record<string, string>>;
   readonly httpEnabled: boolean;
   readonly codeHash: string;
+  /** The function's folder in the repository ('' for an uploaded one): failure messages name its files there. */
+  readonly shownPath?: string;
 }
 
 export type DeployOutcome =
@@ -206,6 +208,7 @@ export class FunctionRunner {
         children: this.#opts.children,
         logger: this.#opts.logger,
         healthTimeoutMs: this.#opts.healthTimeoutMs,
+        outputPlace: { appDir, shownAs: spec.shownPath ?? '' },
       });
       try {
         await proc.start();

@@ -60,8 +60,9 @@ export class LocalDeployer {
 
   /** Deploys the function's version (`files` when it must be prepared anew) and saves the outcome. */
   async deploy(f: StoredFunction, files?: CodeSource): Promise<DeployOutcome> {
-    const spec = this.specOf(f.record);
-    if (!spec) return { kind: 'unchanged' };
+    const settings = this.specOf(f.record);
+    if (!settings) return { kind: 'unchanged' };
+    const spec: DeploySpec = { ...settings, shownPath: f.path ?? '' };
     const { namespace, name } = f.record;
     const source =
       files ??

@@ -77,6 +77,7 @@ export class LocalPlatform implements Platform {
   readonly #functions: LocalFunctions;
   readonly #repository: LocalRepository;
   readonly #coalescer: SyncCoalescer;
+  readonly #sync: RepositorySync;
   readonly #background = new Set<Promise<unknown>>();
   /** Builds and process starts of one sync run a few at a time, not one per function at once. */
   readonly #deploys: PQueue;
@@ -140,7 +141,7 @@ export class LocalPlatform implements Platform {
       http: this.#jobs,
     });
     this.#deploys = new PQueue({ concurrency: opts.deployConcurrency ?? 4 });
-    const sync = new RepositorySync({
+    const sync = (this.#sync = new RepositorySync({
       namespace: opts.namespace,
       managedBy,
       repository: opts.repository,
@@ -154,7 +155,7 @@ export class LocalPlatform implements Platform {
       url,
       removeFunction,
       ...(opts.commitStatus ? { reportRevision: (rev: string, fns: RevisionFunction[]) => void opts.commitStatus?.report(rev, fns) } : {}),
-    });
+    }));
     this.#coalescer = new SyncCoalescer(
       (reasons) => (this.#closed ? Promise.resolve() : sync.run(reasons)),
       (err) => opts.logger.error(`sync of ${opts.repository.displayUrl} failed: ${(err as Error).message}`),
@@ -246,7 +247,12 @@ export class LocalPlatform implements Platform {
   // ---- Platform: functions (local-functions.ts) ------------------------------------------------
 
   async resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
-    return this.#functions.resolveEndpoint(namespace, name);
+    const endpoint = this.#functions.resolveEndpoint(namespace, name);
+    // Until the repository is read, a name not known yet may well be one of its functions.
+    if (endpoint.kind === 'not-found' && namespace === this.#opts.namespace && !this.#sync.readOnce) {
+      return { kind: 'not-ready', reason: `sless dev is still reading the repository ${this.#opts.repository.displayUrl} (its first sync)` };
+    }
+    return endpoint;
   }
   ensureNamespace(namespace: string): Promise<void> {
     return this.#functions.ensureNamespace(namespace);

@@ -43,9 +43,9 @@ function specOf(command: Command, env: Readonly<Record<string, string>>): Comman
   return { command: program, args, cwd: command.cwd, env };
 }
 
-/** What `<program> --version` prints (Python 3.11 and older print it on stderr), or undefined. */
-function versionOutput(program: string): string | undefined {
-  const run = spawnSync(program, ['--version'], { encoding: 'utf8', timeout: 5000 });
+/** What `<program> --version` (`go version`) prints (Python 3.11 and older print it on stderr), or undefined. */
+function versionOutput(program: string, args: readonly string[] = ['--version']): string | undefined {
+  const run = spawnSync(program, args, { encoding: 'utf8', timeout: 5000 });
   return run.status === 0 ? `${run.stdout}${run.stderr}`.trim() : undefined;
 }
 
@@ -89,7 +89,11 @@ export function localRuntimes(
     },
     interpreterOf(runtime) {
       const language = languageOf(runtime);
-      if (language === 'go') return undefined;
+      if (language === 'go') {
+        // runtimes/go/build.sh compiles with the `go` on the PATH.
+        if (!interpreters.has('go')) interpreters.set('go', versionOutput('go', ['version']));
+        return { program: 'go', version: interpreters.get('go') };
+      }
       const program = language === 'python' ? (opts.python ?? 'python3') : (opts.node ?? process.execPath);
       if (!interpreters.has(program)) interpreters.set(program, program === process.execPath ? process.version : versionOutput(program));
       return { program: language === 'node' && program === process.execPath ? 'the node running sless' : program, version: interpreters.get(program) };

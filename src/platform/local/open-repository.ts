@@ -40,7 +40,7 @@ export function isGitUrl(repo: string): boolean {
 }
 
 function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree): Promise<RepositoryRead> {
-  return snapshots.build(tree, { path: watched }).then((snapshot) => ({
+  return snapshots.build(tree, { path: watched, pathSetting: '--path' }).then((snapshot) => ({
     snapshot,
     files: (entry) => readFunctionFiles(tree, entry),
   }));

@@ -35,6 +35,6 @@ export interface LocalRuntimes {
   installSteps(runtime: Runtime, appDir: string, files: readonly string[]): readonly CommandSpec[];
   /** The command that serves (or, with SLESS_MODE=job, runs once) the function in `appDir`. */
   command(runtime: Runtime, appDir: string, opts: ServeOptions): CommandSpec;
-  /** The interpreter that runs the runtime here and what its `--version` said (none for Go). */
+  /** The interpreter (Go: the compiler) that runs the runtime here and what its `--version` (`go version`) said. */
   interpreterOf?(runtime: Runtime): { readonly program: string; readonly version: string | undefined } | undefined;
 }

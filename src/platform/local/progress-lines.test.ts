@@ -15,11 +15,12 @@ describe('first-start progress lines', () => {
       ['python3.11', 'Python 3.11.7', undefined],
       ['nodejs22', 'v20.18.0', /asks for nodejs22 but runs on Node 20\.18\.0/],
       ['nodejs22', 'v22.23.3', undefined],
-      ['go1.23', 'go version go1.22', undefined],
+      ['go1.23', 'go version go1.26.8 linux/amd64', /asks for go1\.23 but runs on Go 1\.26\.8 \(go\)/],
+      ['go1.23', 'go version go1.23.4 linux/amd64', undefined],
       ['python3.12', undefined, /could not tell which version python3 is/],
     ];
     for (const [runtime, found, want] of cases) {
-      const got = versionMismatch('f', runtime, found, 'python3');
+      const got = versionMismatch('f', runtime, found, runtime.startsWith('go') ? 'go' : 'python3');
       if (want) assert.match(got ?? '', want, `${runtime} on ${found}`);
       else assert.equal(got, undefined, `${runtime} on ${found}`);
     }

@@ -53,7 +53,14 @@ interface SyncSummary {
 const shortRev = (rev: string) => (/^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev.slice(0, 19));
 
 export class RepositorySync {
+  #readOnce = false;
+
   constructor(private readonly o: RepositorySyncOptions) {}
+
+  /** Whether this process has read the repository yet (until then, a name /fn does not know may be in it). */
+  get readOnce(): boolean {
+    return this.#readOnce;
+  }
 
   async run(reasons: string[]): Promise<void> {
     const o = this.o;
@@ -66,6 +73,8 @@ export class RepositorySync {
       const { lastErrorReason: _old, ...repository } = o.state.data.repository;
       o.state.data.repository = { ...repository, lastError: (err as Error).message, ...(err instanceof TreeLimitError ? { lastErrorReason: err.reason } : {}) };
       throw err;
+    } finally {
+      this.#readOnce = true;
     }
     const { snapshot } = read;
     const stored = o.state.data.repository;
@@ -89,6 +98,8 @@ export class RepositorySync {
     // function already running its version, and this also restarts what a crash of sless dev lost.
     const healthy = [...plan.added, ...plan.rebuild, ...plan.redeploy, ...plan.unchanged];
     const changing = [...plan.added, ...plan.rebuild, ...plan.redeploy];
+    // Known at once: a new function waiting for its turn to build answers 503 saying so, not 404.
+    for (const e of plan.added) this.#announce(e);
     if (changing.length > 0) o.reportRevision?.(snapshot.revision, statesBeforeDeploy({ errors: plan.errors, changing, unchanged: plan.unchanged }));
     const outcomes = await o.deploys.addAll(healthy.map((e) => () => this.#syncFunction(read, e)));
     o.reportRevision?.(snapshot.revision, statesAfterDeploy(plan.errors, healthy, outcomes));
@@ -129,6 +140,20 @@ export class RepositorySync {
     }
   }
 
+  /** A function new to this namespace, in the table as Pending until its deploy starts. */
+  #announce(e: FunctionEntry): void {
+    const m = e.manifest as FunctionManifest;
+    if (this.o.table.get(this.o.namespace, m.name)) return;
+    this.o.jobs.applyHttp(this.o.namespace, m);
+    const record = { ...this.#recordOf(e, undefined), message: 'waiting for its turn to build' };
+    this.o.table.put({ record, manifest: m, path: e.path });
+    if (m.envFromSecrets.length > 0) this.#warnNoSecrets(m);
+  }
+
+  #warnNoSecrets(m: FunctionManifest): void {
+    this.o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored by sless dev: there are no Secrets here`);
+  }
+
   async #syncFunction(read: RepositoryRead, e: FunctionEntry): Promise<DeployOutcome> {
     const o = this.o;
     const ns = o.namespace;
@@ -140,7 +165,20 @@ export class RepositorySync {
       return { kind: 'failed', message, stillServing: true };
     }
     o.jobs.applyHttp(ns, m);
-    const record: FunctionRecord = {
+    const record = this.#recordOf(e, existing);
+    if (m.envFromSecrets.length > 0 && !existing) this.#warnNoSecrets(m);
+    o.table.put({ record, buildKey: existing?.buildKey, manifest: m, path: e.path });
+    const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));
+    o.jobs.applyManifest(ns, m);
+    return outcome;
+  }
+
+  /** The function's record for this snapshot entry, keeping what the running version has (phase, image). */
+  #recordOf(e: FunctionEntry, existing: StoredFunction | undefined): FunctionRecord {
+    const o = this.o;
+    const ns = o.namespace;
+    const m = e.manifest as FunctionManifest;
+    return {
       name: m.name,
       namespace: ns,
       runtime: m.runtime,
@@ -158,12 +196,5 @@ export class RepositorySync {
       url: o.url(ns, m.name),
       managedBy: o.managedBy,
     };
-    if (m.envFromSecrets.length > 0 && !existing) {
-      o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored by sless dev: there are no Secrets here`);
-    }
-    o.table.put({ record, buildKey: existing?.buildKey, manifest: m, path: e.path });
-    const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));
-    o.jobs.applyManifest(ns, m);
-    return outcome;
   }
 }

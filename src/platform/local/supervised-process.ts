@@ -5,6 +5,7 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts
 import type { ChildGroup, CommandSpec, GroupChild } from './child-group.ts';
 import { findFreePort } from './free-port.ts';
 import type { Logger } from './logger.ts';
+import { startFailureText, type OutputPlace } from './start-failure.ts';
 import { waitForHealth } from './wait-for-health.ts';
 
 export interface SupervisedProcessOptions {
@@ -18,6 +19,8 @@ export interface SupervisedProcessOptions {
   readonly backoff?: BackoffOptions;
   /** A process that stayed up this long starts the backoff over. */
   readonly stableAfterMs?: number;
+  /** Where the function's files are and how the user knows them, for the failure messages. */
+  readonly outputPlace?: OutputPlace;
 }
 
 export type ProcessState = 'starting' | 'ready' | 'restarting' | 'stopped';
@@ -76,7 +79,7 @@ export class SupervisedProcess {
       await waitForHealth(baseUrl, { timeoutMs: this.#opts.healthTimeoutMs ?? 30_000, exited: child.exited });
     } catch (err) {
       await child.stop(500);
-      const tail = child.tail().trim().split('\n').slice(-5).join('\n');
+      const tail = startFailureText(child.tail(), this.#opts.outputPlace);
       this.#lastError = `${(err as Error).message}${tail ? `: ${tail}` : ''}`;
       throw new Error(`${this.#opts.label} did not start: ${this.#lastError}`, { cause: err });
     }
@@ -90,7 +93,7 @@ export class SupervisedProcess {
     void child.exited.then((status) => {
       if (this.#state === 'stopped' || this.#child !== child) return;
       if (Date.now() - startedAt > (this.#opts.stableAfterMs ?? 30_000)) this.#restarts = 0;
-      const tail = child.tail().trim().split('\n').slice(-3).join(' | ');
+      const tail = startFailureText(child.tail(), this.#opts.outputPlace).split('\n').slice(-3).join(' | ');
       this.#lastError = `exited with ${status.code ?? status.signal}${tail ? `: ${tail}` : ''}`;
       this.#scheduleRestart();
     });
