@@ -233,6 +233,23 @@ describe('deploy/chart and deploy/quickstart', () => {
       assert.equal(registryService.spec.ports[0]!.nodePort, 30500);
     });
 
+    it("tells containerd (kind's hosts.toml, k3s' registries.yaml) the registry's name and NodePort, and kind publishes that port", async () => {
+      const registryService = find('Service', 'registry') as unknown as { spec: { ports: Array<{ port: number; nodePort: number }> } };
+      const { port, nodePort } = registryService.spec.ports[0]!;
+      const name = `registry.sless-system.svc.cluster.local:${port}`;
+      const dir = path.join(root, 'deploy', 'quickstart');
+      const hostsToml = await readFile(path.join(dir, 'hosts.toml'), 'utf8');
+      assert.match(hostsToml, new RegExp(`^server = "http://${name.replaceAll('.', '\\.')}"$`, 'm'));
+      assert.match(hostsToml, new RegExp(`^\\[host\\."http://localhost:${nodePort}"\\]$`, 'm'));
+      const k3s = parseAllDocuments(await readFile(path.join(dir, 'k3s-registries.yaml'), 'utf8'))[0]!.toJS() as { mirrors: Record<string, { endpoint: string[] }> };
+      assert.deepEqual(k3s.mirrors, { [name]: { endpoint: [`http://localhost:${nodePort}`] } });
+      const kind = parseAllDocuments(await readFile(path.join(dir, 'kind.yaml'), 'utf8'))[0]!.toJS() as { nodes: Array<{ extraPortMappings: Array<{ containerPort: number; hostPort: number }> }> };
+      assert.equal(kind.nodes[0]?.extraPortMappings[0]?.containerPort, nodePort);
+      const readme = await readFile(path.join(dir, 'README.md'), 'utf8');
+      assert.ok(readme.includes(`dir=/etc/containerd/certs.d/${name}`), 'README copies hosts.toml where containerd looks for that name');
+      assert.ok(readme.includes(`--registry localhost:${kind.nodes[0]?.extraPortMappings[0]?.hostPort}/sless`), 'README pushes to the port kind publishes');
+    });
+
     it('labels the S3 and registry pods so the build NetworkPolicy lets builds reach them', () => {
       for (const name of ['seaweedfs', 'registry']) {
         const d = find('Deployment', name) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } };
