@@ -144,6 +144,13 @@ describe('deploy/chart and deploy/quickstart', () => {
     assert.match(kustomizeRun.stdout, /statefulset\.apps\/sless-controller (created|configured|unchanged) \(server dry run\)/, kustomizeRun.stdout);
   });
 
+  it('refuses a mistyped value, naming it (values.schema.json)', async () => {
+    await assert.rejects(helm(['template', 'sless', 'deploy/chart', '--set', 'replica=3']), (err: { stderr?: string }) => {
+      assert.match(err.stderr ?? '', /additional properties 'replica' not allowed/);
+      return true;
+    });
+  });
+
   it('follows renamed namespaces everywhere they are written (RBAC, admission policy, settings)', async () => {
     const objects = await helm(['template', 'sless', 'deploy/chart', '--namespace', 'platform', '--set', 'buildNamespace.name=fn-builds']).then((r) => parseObjects(r.stdout));
     const find = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name) as Obj & Record<string, never>;
