@@ -15,7 +15,7 @@ export interface RuntimeEntry {
   readonly upstreamImage: string;
   /**
    * Tag of sless-runtime-<runtime>. Bump it whenever the runtime's server or Dockerfile changes:
-   * a new base image makes every function of that runtime rebuild (CONTRACT.md §1, code_hash).
+   * a new base image makes every function of that runtime rebuild (docs/contract.md §1, code_hash).
    */
   readonly imageTag: string;
   /** The server, relative to runtimes/ (Go: the runtime module the build compiles in). */

@@ -1,4 +1,4 @@
-// The only reader of process.env: each command's settings, parsed once and frozen (CONTRACT.md §5, §6).
+// The only reader of process.env: each command's settings, parsed once and frozen (docs/contract.md §5, §6).
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// /v1: the management API (CONTRACT.md §3). Every route is declared once in a table with its JSON
+// /v1: the management API (docs/contract.md §3). Every route is declared once in a table with its JSON
 // schemas; the table registers the routes and produces /v1/openapi.json, so the two cannot drift.
 // Auth (a bearer JWT) is registered here only, never on /fn, /hooks or health.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';

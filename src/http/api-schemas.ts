@@ -1,4 +1,4 @@
-// JSON schemas of /v1 (CONTRACT.md §3): snake_case, strict inputs (additionalProperties: false),
+// JSON schemas of /v1 (docs/contract.md §3): snake_case, strict inputs (additionalProperties: false),
 // and output schemas that fastify also uses to serialize, so nothing undeclared (like credentials)
 // can ever leak into a response. The same objects feed /v1/openapi.json.
 import { RUNTIMES } from '../manifest/types.ts';

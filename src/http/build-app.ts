@@ -1,4 +1,4 @@
-// The app factory: one fastify instance with the whole HTTP surface (CONTRACT.md §3), built from
+// The app factory: one fastify instance with the whole HTTP surface (docs/contract.md §3), built from
 // explicit dependencies and never listening by itself, so tests use app.inject() or listen on port 0.
 // It reads no environment variables: src/config parses them once and passes the values in.
 import { randomUUID } from 'node:crypto';

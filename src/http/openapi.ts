@@ -95,7 +95,7 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
 
 const PROXY_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const;
 
-/** The public invoke proxy (CONTRACT.md §3): no token, any method, the function answers. */
+/** The public invoke proxy (docs/contract.md §3): no token, any method, the function answers. */
 function proxyPaths(): Record<string, Record<string, object>> {
   const param = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
   const error = (description: string) => ({ description, content: { 'application/json': { schema: errorRef } } });

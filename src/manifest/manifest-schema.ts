@@ -1,4 +1,4 @@
-// The function.yaml schema (CONTRACT.md §1) in zod 4. Objects are strict: an unknown key is an error,
+// The function.yaml schema (docs/contract.md §1) in zod 4. Objects are strict: an unknown key is an error,
 // because a misspelt key (`memory: 512`) silently ignored is worse than a failed sync.
 import { posix } from 'node:path';
 import { z } from 'zod';
@@ -144,6 +144,6 @@ export function checkEntrypoint(runtime: Runtime, entrypoint: string): string | 
       ? undefined
       : `"${entrypoint}" is not "<file>.<export>" inside the function folder (e.g. handler.handle or lib/api.handle)`;
   }
-  // Go builds one binary per function; the entrypoint is ignored (CONTRACT.md §1).
+  // Go builds one binary per function; the entrypoint is ignored (docs/contract.md §1).
   return undefined;
 }

@@ -1,4 +1,4 @@
-// The parsed, defaulted form of a function.yaml (CONTRACT.md §1). Internal names are camelCase;
+// The parsed, defaulted form of a function.yaml (docs/contract.md §1). Internal names are camelCase;
 // the YAML keys stay snake_case.
 
 export const RUNTIMES = ['python3.11', 'python3.12', 'nodejs20', 'nodejs22', 'go1.23'] as const;

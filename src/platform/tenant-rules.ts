@@ -11,7 +11,7 @@ import { DEFAULT_REGISTRY_SECRET, LEGACY_BUILD_S3_SECRET } from './kubernetes/se
 /** Secret types a function may never read: repository credentials (sent to git servers only) and API tokens. */
 export const FORBIDDEN_ENV_SECRET_TYPES: readonly string[] = [GIT_CREDENTIALS_SECRET_TYPE, 'kubernetes.io/service-account-token'];
 
-/** The controller's own Secrets (deploy/secret.yaml, the build's registry Secret): never a function's env. */
+/** The controller's own Secrets (deploy/base/secret.yaml, the build's registry Secret): never a function's env. */
 export const PLATFORM_SECRET_NAMES: readonly string[] = ['sless-controller-secrets', DEFAULT_REGISTRY_SECRET, LEGACY_BUILD_S3_SECRET];
 
 export interface PlatformNamespaces {

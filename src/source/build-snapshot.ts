@@ -18,7 +18,7 @@ import { declaredName } from './yaml-lines.ts';
 const NEVER_SEARCHED = new Set(['.git', 'node_modules']);
 
 export interface SnapshotOptions {
-  /** Repo-relative folder to search (CONTRACT: FunctionRepository spec.path); '' or '.' = the root. */
+  /** Repo-relative folder to search (docs/contract.md §2: FunctionRepository spec.path); '' or '.' = the root. */
   readonly path?: string;
   /** Where the user sets `path`, named in errors: `spec.path` (default) or `--path` (sless dev). */
   readonly pathSetting?: string;

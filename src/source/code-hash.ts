@@ -1,4 +1,4 @@
-// code_hash (CONTRACT.md §1): one digest over a function's code that depends only on relative
+// code_hash (docs/contract.md §1): one digest over a function's code that depends only on relative
 // paths, file modes and contents, so a git tree, a working tree and an uploaded zip agree.
 //
 // Exact definition (keep it stable: every deployed Function's spec.codeHash depends on it):

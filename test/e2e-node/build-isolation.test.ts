@@ -10,7 +10,7 @@
 //
 // What this node does not enforce: its CNI (bridge) ignores NetworkPolicy, so the probe's TCP
 // connections to the API server, S3, the registry and the controller do connect here.
-// deploy/build-network-policy.yaml refuses them where a CNI enforces it
+// deploy/base/build-network-policy.yaml refuses them where a CNI enforces it
 // (test/unit/build-network-policy.test.ts checks the object). What stops the probe here is that it
 // holds no credential: each of them answers 401/403. The cloud metadata address (169.254.169.254) is
 // not probed: it is not on this machine (the tests reach only addresses here), and on a cloud only the

@@ -41,7 +41,7 @@ export function podEnv(statefulSetYaml: string): Record<string, string> {
 
 /** The variables of the deployed controller process that shape its memory, from deploy/ as it stands. */
 export async function controllerMemoryEnv(): Promise<Record<string, string>> {
-  const [dockerfile, sts] = await Promise.all([readFile(deployFile('Dockerfile'), 'utf8'), readFile(deployFile('statefulset.yaml'), 'utf8')]);
+  const [dockerfile, sts] = await Promise.all([readFile(deployFile('Dockerfile'), 'utf8'), readFile(deployFile('base/statefulset.yaml'), 'utf8')]);
   const env = { ...imageEnv(dockerfile), ...podEnv(sts) };
   const out: Record<string, string> = {};
   for (const name of ['NODE_OPTIONS', 'MALLOC_ARENA_MAX']) if (env[name] !== undefined) out[name] = env[name];

@@ -278,7 +278,7 @@ describe('one abusive tenant, and another tenant’s push-to-serve time', () => 
     const waited = (r: Round) => Math.max(0, r.synced - r.hook - r.syncRun);
     t.diagnostic(`victim's wait for a sync slot, median: ${median(quiet.map(waited))} ms without, ${median(loud.map(waited))} ms with the abuser`);
     assert.ok(median(loud.map(waited)) <= QUEUE_WAIT_BOUND_MS, `the victim's sync waited ${median(loud.map(waited))} ms (median) for a slot while the abuser flooded`);
-    // NOT asserted: the goal, median with the abuser <= 1.2x the median without (README, Security model:
+    // NOT asserted: the goal, median with the abuser <= 1.2x the median without (docs/benchmarks.md, Fair shares:
     // the figures of each run). With the flood in its own process and the per-repository share: 1.41x (the
     // abuser's 4 repositories' shares added up); with a namespace's repositories held to one share beside a
     // lighter namespace: 1.13, 1.12, 1.08 (5 rounds) and 1.18 (15 rounds, load average 3.5). The victim's

@@ -1,4 +1,4 @@
-// Issue 11 item 4 against the real API server: deploy/rbac.yaml applied for real, the controller's
+// Issue 11 item 4 against the real API server: deploy/base/rbac.yaml applied for real, the controller's
 // ServiceAccount impersonated. What it may not do (Secrets anywhere, workloads where no tenant binding
 // exists, granting itself other roles, binding in platform namespaces), what it may, and a controller
 // that runs with exactly those rights still takes a push to a Ready function and refuses
@@ -69,7 +69,7 @@ function binding(namespace: string, role: string, name = TENANT_ROLE): V1RoleBin
   };
 }
 
-describe('deploy/rbac.yaml: the controller holds only what it needs', () => {
+describe('deploy/base/rbac.yaml: the controller holds only what it needs', () => {
   const admin = testKubeConfig();
   const core = admin.makeApiClient(CoreV1Api);
   const ctl = asController(admin);
@@ -88,7 +88,7 @@ describe('deploy/rbac.yaml: the controller holds only what it needs', () => {
       });
     }
     const api = KubernetesObjectApi.makeApiClient(admin);
-    const objects = [...(await deployObjects('service-account.yaml')), ...(await deployObjects('rbac.yaml'))];
+    const objects = [...(await deployObjects('base/service-account.yaml')), ...(await deployObjects('base/rbac.yaml'))];
     for (const o of objects.filter((x) => RBAC_KINDS.includes(x.kind ?? ''))) {
       await api.patch(o, undefined, undefined, 'sless-rbac-test', true, PatchStrategy.ServerSideApply);
     }
@@ -162,7 +162,7 @@ describe('deploy/rbac.yaml: the controller holds only what it needs', () => {
     const k = kit;
     // The build namespace of this kit gets the Role deploy/ gives sless-builds.
     const api = KubernetesObjectApi.makeApiClient(admin);
-    for (const o of (await deployObjects('rbac.yaml')).filter((x) => x.metadata.namespace === 'sless-builds')) {
+    for (const o of (await deployObjects('base/rbac.yaml')).filter((x) => x.metadata.namespace === 'sless-builds')) {
       await api.patch({ ...o, metadata: { ...o.metadata, namespace: k.buildNs } }, undefined, undefined, 'sless-rbac-test', true, PatchStrategy.ServerSideApply);
     }
     await core.createNamespacedSecret({ namespace: k.ns, body: { metadata: { name: 'app-config' }, stringData: { GREETING: 'hi' } } });

@@ -1,5 +1,5 @@
 // Every runtime server (runtimes/), run as a real process, maps requests to events and contexts and
-// return values to responses as CONTRACT.md §4 says. The fixtures in test/fixtures/runtimes/ behave
+// return values to responses as docs/contract.md §4 says. The fixtures in test/fixtures/runtimes/ behave
 // alike in every language, so one set of expectations covers all five runtimes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

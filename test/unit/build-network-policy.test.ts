@@ -1,4 +1,4 @@
-// deploy/build-network-policy.yaml read as a CNI that enforces NetworkPolicy would: which destinations a
+// deploy/base/build-network-policy.yaml read as a CNI that enforces NetworkPolicy would: which destinations a
 // build pod (where tenant code runs) may reach. The bridge CNI of the test node does not enforce
 // NetworkPolicy, so this evaluates the object itself; the API server accepts it in
 // test/integration/kube-platform-deploy.test.ts (dry run of deploy/).
@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { V1NetworkPolicy, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
-const policy = parse(await readFile(new URL('../../deploy/build-network-policy.yaml', import.meta.url), 'utf8')) as V1NetworkPolicy;
+const policy = parse(await readFile(new URL('../../deploy/base/build-network-policy.yaml', import.meta.url), 'utf8')) as V1NetworkPolicy;
 
 function ipv4(ip: string): number {
   return ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);

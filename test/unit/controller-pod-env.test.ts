@@ -17,14 +17,14 @@ describe('controller pod env (deploy/)', () => {
 
   it("the StatefulSet's NODE_OPTIONS keeps every flag of the image's (it replaces them)", async () => {
     const image = flags(imageEnv(await read('Dockerfile')).NODE_OPTIONS);
-    const pod = podEnv(await read('statefulset.yaml')).NODE_OPTIONS;
+    const pod = podEnv(await read('base/statefulset.yaml')).NODE_OPTIONS;
     if (pod === undefined) return;
     const kept = flags(pod);
     for (const [name] of image) assert.ok(kept.has(name), `the StatefulSet's NODE_OPTIONS "${pod}" drops the image's ${name}`);
   });
 
   it('sizes the old generation below the container memory limit', async () => {
-    const sts = await read('statefulset.yaml');
+    const sts = await read('base/statefulset.yaml');
     const limit = /limits:\s*\{\s*memory:\s*(\d+)(Mi|Gi)\s*\}/.exec(sts);
     assert.ok(limit, 'the controller container has a memory limit');
     const limitMb = Number(limit[1]) * (limit[2] === 'Gi' ? 1024 : 1);

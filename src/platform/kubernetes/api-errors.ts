@@ -47,7 +47,7 @@ export function toPlatformError(err: unknown, what: string): PlatformError {
       return new PlatformError('invalid', `${what} was refused by the API server: ${detail}`, { cause: err });
     case 401:
     case 403:
-      return new PlatformError('unavailable', `the controller may not do this for ${what} (${detail}); check its RBAC (deploy/rbac.yaml)`, { cause: err });
+      return new PlatformError('unavailable', `the controller may not do this for ${what} (${detail}); check its RBAC (deploy/base/rbac.yaml)`, { cause: err });
     default:
       return new PlatformError('unavailable', `the Kubernetes API server failed for ${what}: ${detail}; retry later`, { cause: err });
   }

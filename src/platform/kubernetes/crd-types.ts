@@ -69,7 +69,7 @@ export interface FunctionSpec {
   env?: Record<string, string> | Array<{ name: string; value?: string }>;
   /** Secrets in the same namespace whose keys become environment variables. */
   envFromSecrets?: string[];
-  /** sha256 over the function's code (CONTRACT.md §1); absent until code is uploaded. (pattern ^sha256:[0-9a-f]{64}$) */
+  /** sha256 over the function's code (docs/contract.md §1); absent until code is uploaded. (pattern ^sha256:[0-9a-f]{64}$) */
   codeHash?: string;
   /** Where the build context (tar.gz) is stored. (max 63 chars) */
   s3Bucket?: string;

@@ -9,7 +9,7 @@ import { DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, t
 import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, type ControllerSettings } from './settings.ts';
 import { apiMessage, isStatus } from './runtime/kube-client.ts';
 
-/** The ClusterRole bound in every tenant namespace, and the name of that RoleBinding (deploy/rbac.yaml). */
+/** The ClusterRole bound in every tenant namespace, and the name of that RoleBinding (deploy/base/rbac.yaml). */
 export const TENANT_ROLE = 'sless-tenant';
 
 /** How long an ensured namespace is trusted before its RoleBinding is checked again (a recreated namespace loses it). */
@@ -79,7 +79,7 @@ export class TenantAccess {
     this.ensured.set(namespace, this.now());
   }
 
-  /** Whether the RoleBinding exists; false also when this controller may not read it (an older deploy/rbac.yaml: create answers). */
+  /** Whether the RoleBinding exists; false also when this controller may not read it (an older deploy/base/rbac.yaml: create answers). */
   private async bound(namespace: string): Promise<boolean> {
     try {
       await this.rbac.readNamespacedRoleBinding({ namespace, name: TENANT_ROLE });

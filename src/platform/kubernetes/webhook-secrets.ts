@@ -1,5 +1,5 @@
 // The webhook secrets /hooks checks signatures against, read from each repository's Secret and kept for
-// a while (the controller may not list or watch Secrets: deploy/rbac.yaml grants only get). A delivery
+// a while (the controller may not list or watch Secrets: deploy/base/rbac.yaml grants only get). A delivery
 // whose signature does not match asks for a fresh read, at most once per Secret every `refreshMs`, so a
 // rotated secret is seen at the next delivery while a flood of forged ones costs one read, not one each.
 // Concurrent reads of one Secret share a single request; when a read fails, the last value keeps serving.

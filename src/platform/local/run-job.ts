@@ -1,4 +1,4 @@
-// One run of a function in job mode (CONTRACT.md §4): the runtime server started with SLESS_MODE=job
+// One run of a function in job mode (docs/contract.md §4): the runtime server started with SLESS_MODE=job
 // and SLESS_EVENT runs the handler once, prints the result as JSON and exits 0 (1 on error). Used by
 // FunctionJobs and cron schedules alike.
 import type { ChildGroup, CommandSpec } from './child-group.ts';

@@ -1,5 +1,5 @@
 // The build Job: one pod in the build namespace, three steps, and only the step that runs no tenant code
-// holds a credential (see README "Builds" and the security notes):
+// holds a credential (see docs/security.md, Builds):
 //   1. init `fetch` (sless-build-tools): downloads the build context through a presigned GET into an
 //      emptyDir and copies the function's layer cache repository into another, as kaniko's OCI cache.
 //   2. init `kaniko`: builds from the local context with the local cache, `--no-push`, the image as a
@@ -68,7 +68,7 @@ export function buildDestination(settings: Pick<ControllerSettings, 'registry'>,
 
 /**
  * The function's own layer cache: `<its image repository>/cache`. One per function, written only by the
- * push step: a tenant can spoil only its own function's cache, never another's (README, security notes).
+ * push step: a tenant can spoil only its own function's cache, never another's (docs/security.md, Builds).
  */
 export function buildCacheRepository(settings: Pick<ControllerSettings, 'registry'>, input: Pick<BuildJobInput, 'namespace' | 'name'>): string {
   return `${imageRepository(settings.registry, input.namespace, input.name)}/cache`;

@@ -1,5 +1,5 @@
 // The build key names one image: the same code, runtime and base image always give the same key, so a
-// key with a successful image is never built again (CONTRACT.md §1: what triggers a rebuild).
+// key with a successful image is never built again (docs/contract.md §1: what triggers a rebuild).
 import { createHash } from 'node:crypto';
 import type { Runtime } from '../../../manifest/types.ts';
 

@@ -16,7 +16,7 @@ export const STARTUP_PROBE = { periodSeconds: 1, timeoutSeconds: 2, failureThres
 
 export interface WorkloadOptions {
   readonly imageRef: string;
-  /** false scales the Deployment to 0 (CONTRACT.md §1 http.enabled). */
+  /** false scales the Deployment to 0 (docs/contract.md §1 http.enabled). */
   readonly httpEnabled: boolean;
 }
 

@@ -1,5 +1,5 @@
 // CronJobs (one per cron Trigger) and Jobs (one per FunctionJob run) run the function's own image in job
-// mode: the runtime calls the handler once with SLESS_EVENT, prints the result and exits (CONTRACT.md §4).
+// mode: the runtime calls the handler once with SLESS_EVENT, prints the result and exits (docs/contract.md §4).
 import type { V1CronJob, V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { ControllerSettings } from '../settings.ts';
 import { functionPodSpec, workloadLabels } from './function-workload.ts';

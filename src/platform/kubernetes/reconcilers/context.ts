@@ -54,7 +54,7 @@ export interface ReconcileContext {
   readonly metrics: ControllerMetrics;
   /** Refuses platform namespaces and forbidden env_from_secrets; binds the controller's tenant role before writes. */
   readonly tenants: TenantAccess;
-  /** Base image of a runtime (CONTRACT §1: part of the build key). */
+  /** Base image of a runtime (docs/contract.md §1: part of the build key). */
   readonly baseImageOf: (runtime: string) => string;
   readonly now: () => Date;
   /** What this controller last wrote to each status (see status-writer.ts). */

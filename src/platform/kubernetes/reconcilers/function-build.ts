@@ -213,7 +213,7 @@ export class FunctionBuilds {
   /** Creates the build Job of `s3Key`'s context, or answers that the context is not stored yet. */
   private async createBuildJob(s3Key: string, input: { namespace: string; name: string; buildKey: string }): Promise<'created' | 'exists' | 'no-context'> {
     if (!(await this.contextExists(s3Key))) return 'no-context';
-    // The build reads its context through this URL and holds no S3 key (README, security notes).
+    // The build reads its context through this URL and holds no S3 key (docs/security.md, Builds).
     const contextUrl = await this.ctx.store.readUrl(s3Key, buildContextUrlTtlSec(this.ctx.settings));
     return this.ctx.kube.createIfAbsent(buildJob(this.ctx.settings, { ...input, contextUrl, kind: buildKindOfContextKey(s3Key, this.ctx.settings.build) }));
   }
