@@ -100,6 +100,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       functionsPerNamespace: config.maxFunctionsPerNamespace,
       buildsPerNamespace: config.maxBuildsPerNamespace,
       syncShare: config.syncShare,
+      maxReplicas: config.maxReplicas,
       ...(config.maxSyncsPerNamespace ? { syncsPerNamespace: config.maxSyncsPerNamespace } : {}),
     },
     ...(config.imagePullSecrets?.length ? { imagePullSecrets: config.imagePullSecrets } : {}),

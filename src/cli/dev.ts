@@ -119,6 +119,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     path: config.path,
     cacheDir: path.join(dataDir, 'git'),
     logger,
+    maxReplicas: config.maxReplicas,
   });
   let publicUrl = `http://localhost:${config.port}`;
   const commitStatus = commitStatusOf(config, logger, () => publicUrl);

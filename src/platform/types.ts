@@ -1,6 +1,13 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
 import type { Runtime } from '../manifest/types.ts';
+import type { ScaleInput } from '../scale/scale-spec.ts';
+
+/** How many replicas (pods, or `sless dev` processes) a function should have and has serving. */
+export interface Replicas {
+  readonly desired: number;
+  readonly ready: number;
+}
 
 export type FunctionPhase = 'Pending' | 'Building' | 'Ready' | 'Failed';
 export type JobPhase = 'Pending' | 'Skipped' | 'Running' | 'Succeeded' | 'Failed';
@@ -18,6 +25,10 @@ export interface FunctionRecord {
   readonly envFromSecrets: readonly string[];
   /** Whether /fn serves it: no http trigger, or any enabled one (rules.ts servesHttp). */
   readonly httpEnabled: boolean;
+  /** `scale:` as written (scale-spec.ts resolveScale fills in the defaults); undefined: all defaults. */
+  readonly scale?: ScaleInput;
+  /** What the platform last reported; undefined when it has not (yet). */
+  readonly replicas?: Replicas;
   /** Ready only while the wanted version serves; Pending/Building while a change is under way. */
   readonly phase: FunctionPhase;
   readonly imageRef?: string;
@@ -38,6 +49,8 @@ export interface FunctionInput {
   readonly envFromSecrets?: readonly string[];
   /** Sets the function's http triggers (rules.ts httpTriggerChanges); undefined leaves them as they are. */
   readonly httpEnabled?: boolean;
+  /** The whole `scale:` (written fields); undefined: all defaults. */
+  readonly scale?: ScaleInput;
 }
 
 export interface TriggerRecord {

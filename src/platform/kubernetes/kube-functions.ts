@@ -166,5 +166,6 @@ function functionSpec(input: FunctionInput): NonNullable<FunctionResource['spec'
     timeoutSec: s.timeoutSec,
     env: { ...s.env },
     envFromSecrets: [...s.envFromSecrets],
+    ...(s.scale === undefined ? {} : { scale: { ...s.scale } }),
   };
 }

@@ -3,6 +3,7 @@
 // generates; objects without it were made through /v1.
 import { FUNCTION_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import type { Runtime } from '../../manifest/types.ts';
+import { compactScale } from '../../scale/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
 import type { FunctionRecord, JobRecord, ManagedBy, RepositoryRecord, TriggerRecord } from '../types.ts';
 import { LABELS } from './objects/meta.ts';
@@ -91,6 +92,8 @@ export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolea
     env: envOf(spec?.env),
     envFromSecrets: [...(spec?.envFromSecrets ?? [])],
     httpEnabled: opts.httpEnabled,
+    ...(compactScale(spec?.scale) === undefined ? {} : { scale: compactScale(spec?.scale) }),
+    ...(status.replicas ? { replicas: { desired: status.replicas.desired ?? 0, ready: status.replicas.ready ?? 0 } } : {}),
     phase: status.phase ?? 'Pending',
     imageRef: status.imageRef || undefined,
     message: status.message || undefined,
