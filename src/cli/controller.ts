@@ -165,7 +165,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     auth: authOf(config),
     registry,
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
-    limits: { proxyBodyBytes: config.maxBodyBytes },
+    limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },
     rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
     platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
     console: { exclude: config.consoleExclude },

@@ -145,7 +145,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     storeHealth: logs.storeHealth,
     auth,
     registry,
-    limits: { proxyBodyBytes: config.maxBodyBytes },
+    limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },
     console: { exclude: config.consoleExclude },
     // Per-request lines would drown the function log; warnings and errors still show.
     logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel, stream: { write: (l: string) => io.stderr.write(l) } },

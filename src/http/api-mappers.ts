@@ -236,6 +236,7 @@ export function invocationJson(i: InvocationRecord) {
     request_bytes: i.requestBytes,
     response_bytes: i.responseBytes,
     started_at: i.startedAt,
+    cold_start_ms: i.coldStartMs,
   };
 }
 

@@ -230,6 +230,7 @@ export const invocationSchema = {
     request_bytes: int,
     response_bytes: int,
     started_at: time,
+    cold_start_ms: { type: 'number', description: 'present when the call waited for its function to start from zero: how long (part of duration_ms)' },
   },
 } as const;
 

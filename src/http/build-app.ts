@@ -19,6 +19,7 @@ import { hooksKey, limitFirst, limitRequests, tokenKey, v1Key, type RateLimits }
 import { createNamespaceAccess } from './namespace-access.ts';
 import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
 import { SCALE_LIMITS } from '../scale/scale-spec.ts';
+import { Activator } from './activator.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
 import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
@@ -158,6 +159,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     maxBodyBytes: limits.proxyBodyBytes,
     trustProxy: deps.trustProxy ?? false,
     log: app.log.child({ plugin: 'proxy' }, { level: 'warn' }),
+    ...(deps.platform.scaling
+      ? { activator: new Activator({ platform: deps.platform, scaling: deps.platform.scaling, coldStartTimeoutMs: limits.coldStartTimeoutMs }) }
+      : {}),
   };
   await app.register(proxyPlugin, proxyContext);
   let closing = false;

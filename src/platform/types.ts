@@ -159,6 +159,8 @@ export interface UnpackedCode {
 
 export type Endpoint =
   | { readonly kind: 'ready'; readonly baseUrl: string; readonly timeoutSec: number }
+  /** Scaled to zero (scale.min 0 and idle): /fn holds the call and asks `Platform.scaling.wake`. */
+  | { readonly kind: 'idle'; readonly timeoutSec: number }
   | { readonly kind: 'not-found' }
   | { readonly kind: 'disabled' }
   | { readonly kind: 'not-ready'; readonly reason: string };
@@ -194,9 +196,29 @@ export class PlatformError extends Error {
   readonly repository: string | undefined;
 }
 
+/**
+ * What /fn's activator (src/http/activator.ts) needs of a platform that scales functions with their
+ * traffic (issue 29, docs/scaling.md). A platform without it keeps every function running as before.
+ */
+export interface FunctionScaling {
+  /**
+   * A /fn call for the function began (also while it waits for a cold start): it counts as in flight,
+   * for the autoscaler, until the returned function is called (once, when the call ends either way).
+   */
+  requestBegan(namespace: string, name: string): () => void;
+  /**
+   * Asks for one replica of a function at zero and resolves once one serves (resolveEndpoint then
+   * says ready), or rejects with why it cannot start. The activator calls it once per function however
+   * many calls wait. Idempotent: a wake while one is under way or a replica serves changes nothing.
+   */
+  wake(namespace: string, name: string): Promise<void>;
+}
+
 export interface Platform {
   /** Where /fn should send a call; never throws for an unknown function (returns not-found). */
   resolveEndpoint(namespace: string, name: string): Promise<Endpoint>;
+  /** Present when the platform scales functions (to zero and out); see FunctionScaling. */
+  readonly scaling?: FunctionScaling;
   ensureNamespace(namespace: string): Promise<void>;
 
   listFunctions(namespace: string): Promise<FunctionRecord[]>;
