@@ -137,6 +137,8 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     buildLog: logs.buildLog,
     publicUrl: () => publicUrl,
     ...(commitStatus ? { commitStatus: commitStatus.reporter } : {}),
+    maxReplicas: config.maxReplicas,
+    metrics: createMetrics(registry),
   });
   const app = await buildApp({
     platform,
