@@ -58,12 +58,16 @@ describe('sless dev scales functions with processes', { timeout: 240_000 }, () =
   it('a function with min 0 goes to zero after idle; the next call gets 200 and its wait is recorded', async () => {
     await atZero('sleepy');
     assert.deepEqual((await fn('sleepy')).replicas, { desired: 0, ready: 0 });
+    const page = async () => (await fetch(`${dev.url}/funcs/dev/functions/sleepy`, { headers: { authorization: `Bearer ${token}`, accept: 'text/html' } })).text();
+    assert.match(await page(), /data-replicas>idle \(scaled to zero\)</);
     const res = await callFunction(dev.url, 'sleepy');
     assert.equal(res.status, 200, res.body);
     assert.equal(await metric(/sless_cold_start_seconds_count\{namespace="dev",function="sleepy"\} (\d+)/), 1);
     const calls = (await (await fetch(`${dev.url}/v1/namespaces/dev/functions/sleepy/invocations?limit=1`, { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{ cold_start_ms?: number }>;
     assert.ok((calls[0]?.cold_start_ms ?? 0) > 0, JSON.stringify(calls));
     assert.equal((await fn('sleepy')).replicas.ready, 1);
+    // The console marks the call that waited.
+    assert.match(await page(), /data-cold-start>\(cold start \d+ ms\)/);
   });
 
   it('50 concurrent calls to a function at zero all get 200 and cause one scale-up', async () => {
