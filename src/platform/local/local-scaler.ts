@@ -63,7 +63,9 @@ export class LocalScaler implements FunctionScaling {
     const t = this.#trackedOf(namespace, name);
     this.#follow(t, live);
     if (t.desired < 1) this.#setDesired(namespace, name, t, 1, 'woken by a call');
+    const started = performance.now();
     await live.replicas.wake();
+    this.#opts.logger.info(`${namespace}/${name} woke in ${Math.round(performance.now() - started)} ms`);
     this.#gauge(namespace, name, t.desired, live.replicas.ready);
   }
 
