@@ -18,6 +18,15 @@ describe('records from sless objects', () => {
     );
   });
 
+  it('reads spec.scale as written and status.replicas; a Function without them has neither (old Functions behave as before)', () => {
+    const rec = functionRecord(
+      { metadata: { name: 'f', namespace: 'ns' }, spec: { runtime: 'go1.23', scale: { min: 0, idle: '30s' } }, status: { replicas: { desired: 0, ready: 0 } } },
+      { httpEnabled: true },
+    );
+    assert.deepEqual([rec.scale, rec.replicas], [{ min: 0, idle: '30s' }, { desired: 0, ready: 0 }]);
+    const old = functionRecord({ metadata: { name: 'f', namespace: 'ns' }, spec: { runtime: 'go1.23' } }, { httpEnabled: true });
+    assert.deepEqual([old.scale, old.replicas], [undefined, undefined]);
+  });
   it('serves a function unless every http Trigger of it is disabled', () => {
     const t = (fn: string, enabled: boolean) => ({ spec: { type: 'http' as const, functionRef: fn, enabled } });
     assert.equal(httpEnabledFrom([], 'f'), true);

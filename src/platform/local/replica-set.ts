@@ -89,6 +89,8 @@ export class ReplicaSet {
       children: this.#opts.children,
       logger: this.#opts.logger,
       healthTimeoutMs: this.#opts.healthTimeoutMs,
+      // Calls may be held for this start: each poll saved is latency saved (a refused poll costs little).
+      healthIntervalMs: 10,
     });
     this.#members.push(proc);
     const started: Promise<void> = proc
