@@ -100,7 +100,8 @@ export function functionJson(f: FunctionRecord, cap?: number) {
     env_from_secrets: f.envFromSecrets,
     http_enabled: f.httpEnabled,
     scale: { min: scale.min, max: scale.max, concurrency: scale.concurrency, idle: scale.idle },
-    replicas: f.replicas ?? { desired: 0, ready: 0 },
+    // Absent while the platform has not reported them (never a made-up 0).
+    replicas: f.replicas,
     phase: f.phase,
     image_ref: f.imageRef,
     message: f.message,

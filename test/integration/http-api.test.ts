@@ -42,7 +42,6 @@ describe('/v1', async () => {
       env_from_secrets: [],
       http_enabled: true,
       scale: { min: 1, max: 10, concurrency: 10, idle: '5m' },
-      replicas: { desired: 0, ready: 0 },
       phase: 'Pending',
       managed_by: 'api',
     });

@@ -277,7 +277,8 @@ export class LocalPlatform implements Platform {
   }
   /** Processes per function come and go with traffic: read at the time, never stored. */
   #withReplicas(f: FunctionRecord): FunctionRecord {
-    const replicas = this.#scaler.replicasOf(f.namespace, f.name);
+    // Disabled: no process, and none will start until http is enabled again.
+    const replicas = this.#scaler.replicasOf(f.namespace, f.name) ?? (f.httpEnabled ? undefined : { desired: 0, ready: 0 });
     return replicas ? { ...f, replicas } : f;
   }
   /** Scale to zero and out with processes (local-scaler.ts); /fn's activator wakes through it. */
