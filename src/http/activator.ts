@@ -6,6 +6,7 @@
 // - A caller that goes away stops waiting at once (its in-flight slot is released by the proxy).
 // - The body is not read while the call waits: it stays in the socket's buffers (TCP pushes back on
 //   the sender), and the existing body limit applies when it is forwarded.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint, FunctionScaling, Platform } from '../platform/types.ts';
 import { HttpError } from './errors.ts';
 
@@ -59,8 +60,10 @@ export class Activator {
       }
       const endpoint = await this.#opts.platform.resolveEndpoint(namespace, name);
       if (endpoint.kind === 'ready') return { kind: 'ready', endpoint };
-      // Scaled in again between the wake and this call (or the function changed): wake it again.
       if (endpoint.kind !== 'idle') return { kind: 'other', endpoint };
+      // Scaled in again between the wake and this call: wake it again, after a breath so that a
+      // platform that keeps answering idle cannot spin this loop until the deadline.
+      await sleep(50, undefined, { signal: both }).catch(() => undefined);
     }
   }
 
