@@ -121,6 +121,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     cacheDir: path.join(dataDir, 'git'),
     treeLimits: treeLimitsOf(config),
     logger,
+    maxReplicas: config.maxReplicas,
   });
   let publicUrl = `http://localhost:${config.port}`;
   const commitStatus = commitStatusOf(config, logger, () => publicUrl);
@@ -138,6 +139,8 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     buildLog: logs.buildLog,
     publicUrl: () => publicUrl,
     ...(commitStatus ? { commitStatus: commitStatus.reporter } : {}),
+    maxReplicas: config.maxReplicas,
+    metrics: createMetrics(registry),
   });
   const app = await buildApp({
     platform,
@@ -146,7 +149,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     storeHealth: logs.storeHealth,
     auth,
     registry,
-    limits: { proxyBodyBytes: config.maxBodyBytes },
+    limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },
     console: { exclude: config.consoleExclude },
     // Per-request lines would drown the function log; warnings and errors still show, in the format
     // of every other line.

@@ -3,6 +3,7 @@
 // `file:line: key: message` line per problem on stderr (2 for a usage error).
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { loadValidateSettings } from '../config/config.ts';
 import { formatProblem } from '../manifest/format-problem.ts';
 import { buildSnapshot } from '../source/build-snapshot.ts';
 import { WorkTree } from '../source/work-tree.ts';
@@ -25,7 +26,12 @@ export function repositoryRoot(dir: string): string {
  * Parses `[DIR]` and builds the snapshot of the functions under DIR, read from the working tree of
  * its repository (see repositoryRoot); a number is the exit code of a usage error.
  */
-export async function folderSnapshot(command: string, argv: string[], io: CommandIo): Promise<{ root: string; snapshot: Snapshot } | number> {
+export async function folderSnapshot(
+  command: string,
+  argv: string[],
+  io: CommandIo,
+  limits: { readonly maxReplicas?: number } = {},
+): Promise<{ root: string; snapshot: Snapshot } | number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.stdout.write(`usage: sless ${command} [DIR]   (DIR defaults to the current folder)\n`);
     return 0;
@@ -43,7 +49,7 @@ export async function folderSnapshot(command: string, argv: string[], io: Comman
   const root = repositoryRoot(dir);
   try {
     const watched = path.relative(root, path.resolve(dir)).split(path.sep).join('/');
-    return { root, snapshot: await buildSnapshot(new WorkTree(root), { path: watched }) };
+    return { root, snapshot: await buildSnapshot(new WorkTree(root), { path: watched, ...limits }) };
   } catch (err) {
     io.stderr.write(`sless ${command}: cannot read ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
@@ -56,7 +62,14 @@ export function displayPath(root: string, repoPath: string): string {
 }
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
-  const read = await folderSnapshot('validate', argv, io);
+  let maxReplicas: number;
+  try {
+    ({ maxReplicas } = loadValidateSettings());
+  } catch (err) {
+    io.stderr.write(`sless validate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const read = await folderSnapshot('validate', argv, io, { maxReplicas });
   if (typeof read === 'number') return read;
   const { root, snapshot } = read;
   let problems = 0;

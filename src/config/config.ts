@@ -7,6 +7,7 @@ import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { DEFAULT_BUILD_NAMESPACE } from '../platform/kubernetes/settings.ts';
 import { DEFAULT_TREE_LIMITS, TREE_LIMIT_SETTINGS, type TreeLimits } from '../source/tree-limits.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
+import { SCALE_LIMITS } from '../scale/scale-spec.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
 const optionalString = z.string().min(1).optional();
@@ -77,6 +78,18 @@ const common = {
     schema: z.coerce.number().int().min(1024),
     default: 6 * 1024 * 1024,
     describe: 'largest request body /fn forwards',
+  },
+  maxReplicas: {
+    env: 'SLESS_MAX_REPLICAS',
+    schema: z.coerce.number().int().min(1).max(SCALE_LIMITS.maxReplicas),
+    default: SCALE_LIMITS.defaultCap,
+    describe: "the cap on a function's scale.max in every namespace (a higher max is an error)",
+  },
+  coldStartTimeout: {
+    env: 'SLESS_COLD_START_TIMEOUT',
+    schema: duration,
+    default: 60_000,
+    describe: "how long /fn holds a request while a function at zero starts (also bounded by its timeout_sec); then 503 with Retry-After",
   },
 } satisfies Record<string, SettingSpec<unknown>>;
 
@@ -218,6 +231,12 @@ export function pathGoesWithItsRepo(argv: readonly string[]): string[] {
     else if (!(i < lastRepo && a.startsWith('--path='))) out.push(a);
   }
   return out;
+}
+
+/** The cap `sless validate` checks scale.max against: the one the controller and `sless dev` apply. */
+export function loadValidateSettings(env: Env = process.env): { readonly maxReplicas: number } {
+  const { settings } = resolveSettings({ maxReplicas: common.maxReplicas }, [], env);
+  return settings;
 }
 
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */

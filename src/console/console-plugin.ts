@@ -232,7 +232,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     const s = await session(request, ns);
     const page = await functionsPage(src, ns);
     const answer = negotiate(request.headers.accept);
-    if (answer === 'json') return reply.send(page.records.map(map.functionJson));
+    if (answer === 'json') return reply.send(page.records.map((f) => map.functionJson(f)));
     if (answer === 'text') return text(reply, plainTextListing(page.records));
     const refreshMs = page.busy ? REFRESH_MS.busy : REFRESH_MS.idle;
     return html(reply, render('functions', { ...layout(s, ns, `Functions in ${ns}`, { nav: 'functions', refreshMs }), ...page }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isText, sourceText, sourceView } from './source-view.ts';
-import { logTail, manifestFileOf, nextRunOf, plainTextListing, problemLines, shortHash, timeView } from './view-models.ts';
+import { functionRow, invocationView, logTail, manifestFileOf, nextRunOf, plainTextListing, problemLines, shortHash, timeView } from './view-models.ts';
 import { functionSettingsOf } from '../platform/records.ts';
 import type { FunctionRecord, RepositoryRecord } from '../platform/types.ts';
 
@@ -14,6 +14,19 @@ const fn = (over: Partial<FunctionRecord>): FunctionRecord => ({
 });
 
 describe('view models', () => {
+  it('say how many replicas serve, and "idle (scaled to zero)" for a function at zero', () => {
+    assert.equal(functionRow(fn({ replicas: { desired: 0, ready: 0 } })).replicas, 'idle (scaled to zero)');
+    assert.equal(functionRow(fn({ replicas: { desired: 1, ready: 1 } })).replicas, '1 replica');
+    assert.equal(functionRow(fn({ replicas: { desired: 3, ready: 2 } })).replicas, '2 of 3 replicas ready');
+    // Disabled is not idle: it says nothing about replicas (its phase and message say disabled).
+    assert.equal(functionRow(fn({ httpEnabled: false, replicas: { desired: 0, ready: 0 } })).replicas, undefined);
+    assert.equal(functionRow(fn({})).replicas, undefined);
+  });
+  it('mark calls that waited for a cold start', () => {
+    const call = { namespace: 'dev', function: 'hello', method: 'GET', path: '/', status: 200, durationMs: 412.4, requestBytes: 0, responseBytes: 2, startedAt: '2026-12-01T08:00:00.000Z' };
+    assert.equal(invocationView({ ...call, coldStartMs: 380.6 }).coldStartMs, 381);
+    assert.equal(invocationView(call).coldStartMs, undefined);
+  });
   it('list one tab-separated line per function for scripts, "-" for a missing URL', () => {
     assert.equal(plainTextListing([fn({ url: 'http://x/fn/dev/hello' }), fn({ name: 'b', phase: 'Building' })]), 'hello\tnodejs20\tReady\thttp://x/fn/dev/hello\nb\tnodejs20\tBuilding\t-\n');
   });

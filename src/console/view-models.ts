@@ -63,6 +63,17 @@ export interface FunctionRow {
   readonly codeHash?: string;
   readonly codeHashShort?: string;
   readonly owner: Owner;
+  /** Processes or pods: "idle (scaled to zero)", "1 replica", "2 of 3 replicas ready"; undefined when not reported. */
+  readonly replicas?: string;
+}
+
+/** The replicas in a reader's words (replicasText in the table and on the function's page). */
+export function replicasText(f: Pick<FunctionRecord, 'replicas' | 'httpEnabled'>): string | undefined {
+  const r = f.replicas;
+  if (!r || !f.httpEnabled) return undefined;
+  if (r.desired === 0 && r.ready === 0) return 'idle (scaled to zero)';
+  if (r.ready === r.desired) return `${r.ready} replica${r.ready === 1 ? '' : 's'}`;
+  return `${r.ready} of ${r.desired} replicas ready`;
 }
 
 export const consolePaths = {
@@ -88,6 +99,7 @@ export function functionRow(f: FunctionRecord): FunctionRow {
     codeHash: f.codeHash,
     codeHashShort: shortHash(f.codeHash),
     owner: ownerOf(f.managedBy),
+    ...(replicasText(f) === undefined ? {} : { replicas: replicasText(f) }),
   };
 }
 
@@ -212,10 +224,20 @@ export interface InvocationView {
   readonly status: number;
   readonly ok: boolean;
   readonly durationMs: number;
+  /** Set when the call waited for the function to start from zero: how long (ms, part of durationMs). */
+  readonly coldStartMs?: number;
 }
 
 export function invocationView(i: InvocationRecord): InvocationView {
-  return { at: timeView(i.startedAt), method: i.method, path: i.path || '/', status: i.status, ok: i.status < 400, durationMs: Math.round(i.durationMs) };
+  return {
+    at: timeView(i.startedAt),
+    method: i.method,
+    path: i.path || '/',
+    status: i.status,
+    ok: i.status < 400,
+    durationMs: Math.round(i.durationMs),
+    ...(i.coldStartMs === undefined ? {} : { coldStartMs: Math.round(i.coldStartMs) }),
+  };
 }
 
 export interface BuildView {

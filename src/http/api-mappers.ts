@@ -12,6 +12,8 @@ import type {
   TriggerRecord,
 } from '../platform/types.ts';
 import type { BuildRecord, InvocationRecord } from '../store/types.ts';
+import { resolveScale, scaleProblems, type ScaleInput } from '../scale/scale-spec.ts';
+import { HttpError } from './errors.ts';
 
 export interface FunctionBody {
   name?: string;
@@ -22,6 +24,13 @@ export interface FunctionBody {
   env_vars?: Record<string, string>;
   env_from_secrets?: string[];
   http_enabled?: boolean;
+  scale?: ScaleInput;
+}
+
+/** The rules between scale's fields (the JSON schema checks each one): 400 with the first problem. */
+export function assertScale(scale: ScaleInput | undefined, cap: number | undefined): void {
+  const [first] = scale ? scaleProblems(scale as Record<string, unknown>, cap) : [];
+  if (first) throw new HttpError('bad_request', `scale.${first.key}: ${first.message}`);
 }
 
 /** A create's input (the schema requires runtime there). */
@@ -35,6 +44,7 @@ export function functionInput(name: string, body: FunctionBody & { runtime: Runt
     env: body.env_vars,
     envFromSecrets: body.env_from_secrets,
     httpEnabled: body.http_enabled,
+    scale: body.scale,
   };
 }
 
@@ -52,6 +62,8 @@ export function functionUpdateInput(current: FunctionRecord, body: FunctionBody)
     env: body.env_vars ?? current.env,
     envFromSecrets: body.env_from_secrets ?? current.envFromSecrets,
     httpEnabled: body.http_enabled,
+    // A PUT without scale keeps it; one with scale replaces it whole (fields left out: defaults).
+    scale: body.scale ?? current.scale,
   };
 }
 
@@ -74,7 +86,9 @@ export function sourceJson(files: readonly CodeFile[]) {
   };
 }
 
-export function functionJson(f: FunctionRecord) {
+/** `scale` shows every field with its defaults filled in (`idle` as written); `cap`: SLESS_MAX_REPLICAS. */
+export function functionJson(f: FunctionRecord, cap?: number) {
+  const scale = resolveScale(f.scale, f.runtime, cap);
   return {
     name: f.name,
     namespace: f.namespace,
@@ -85,6 +99,9 @@ export function functionJson(f: FunctionRecord) {
     env_vars: f.env,
     env_from_secrets: f.envFromSecrets,
     http_enabled: f.httpEnabled,
+    scale: { min: scale.min, max: scale.max, concurrency: scale.concurrency, idle: scale.idle },
+    // Absent while the platform has not reported them (never a made-up 0).
+    replicas: f.replicas,
     phase: f.phase,
     image_ref: f.imageRef,
     message: f.message,
@@ -220,6 +237,7 @@ export function invocationJson(i: InvocationRecord) {
     request_bytes: i.requestBytes,
     response_bytes: i.responseBytes,
     started_at: i.startedAt,
+    cold_start_ms: i.coldStartMs,
   };
 }
 

@@ -25,6 +25,8 @@ export interface ApiPluginOptions {
   readonly zipLimits: ZipLimits;
   /** Uploads unpacked at once, per process and per namespace (upload-gate.ts). */
   readonly uploadCaps?: UploadCaps;
+  /** The cap on scale.max (SLESS_MAX_REPLICAS); default SCALE_LIMITS.defaultCap. */
+  readonly maxReplicas?: number;
 }
 
 interface Params {
@@ -81,7 +83,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       url: '/namespaces/:ns/functions',
       summary: 'List functions',
       success: { status: 200, schema: s.arrayOf(s.functionSchema) },
-      handler: async ({ ns }) => (await platform.listFunctions(ns)).map(map.functionJson),
+      handler: async ({ ns }) => (await platform.listFunctions(ns)).map((f) => map.functionJson(f, opts.maxReplicas)),
     },
     {
       method: 'POST',
@@ -92,7 +94,8 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       success: { status: 201, schema: s.functionSchema },
       handler: async ({ ns }, body) => {
         const b = body as map.FunctionBody & { name: string; runtime: Runtime };
-        return map.functionJson(await platform.createFunction(ns, map.functionInput(b.name, b)));
+        map.assertScale(b.scale, opts.maxReplicas);
+        return map.functionJson(await platform.createFunction(ns, map.functionInput(b.name, b)), opts.maxReplicas);
       },
     },
     {
@@ -100,7 +103,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
       url: fnRoot,
       summary: 'Get a function',
       success: { status: 200, schema: s.functionSchema },
-      handler: async ({ ns, name }) => map.functionJson(await platform.getFunction(ns, name)),
+      handler: async ({ ns, name }) => map.functionJson(await platform.getFunction(ns, name), opts.maxReplicas),
     },
     {
       method: 'PUT',
@@ -114,8 +117,9 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
         if (b.name !== undefined && b.name !== name) {
           throw new HttpError('bad_request', `the body names function "${b.name}" but the path names "${name}"; renaming is not supported`);
         }
+        map.assertScale(b.scale, opts.maxReplicas);
         const current = await platform.getFunction(ns, name);
-        return map.functionJson(await platform.updateFunction(ns, name, map.functionUpdateInput(current, b)));
+        return map.functionJson(await platform.updateFunction(ns, name, map.functionUpdateInput(current, b)), opts.maxReplicas);
       },
     },
     {

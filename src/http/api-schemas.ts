@@ -25,6 +25,17 @@ const functionFields = {
   env_vars: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, additionalProperties: str },
   env_from_secrets: { type: 'array', items: label(253), maxItems: 64 },
   http_enabled: bool,
+  scale: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'replicas: min (0 scales to zero when idle), max (at most SLESS_MAX_REPLICAS), concurrency (target requests in flight per replica), idle (e.g. "5m", at least 10s). A PUT without scale keeps it; with scale, fields left out return to their defaults.',
+    properties: {
+      min: { type: 'integer', minimum: 0, maximum: 1000 },
+      max: { type: 'integer', minimum: 1, maximum: 1000 },
+      concurrency: { type: 'integer', minimum: 1, maximum: 10000 },
+      idle: { type: 'string', pattern: '^([0-9]+h)?([0-9]+m)?([0-9]+s)?$', minLength: 2, maxLength: 16 },
+    },
+  },
 } as const;
 
 export const functionCreateSchema = {
@@ -53,6 +64,16 @@ export const functionSchema = {
     env_vars: { type: 'object', additionalProperties: str },
     env_from_secrets: { type: 'array', items: str },
     http_enabled: bool,
+    scale: {
+      type: 'object',
+      description: 'the scale in effect, defaults filled in (idle as written)',
+      properties: { min: int, max: int, concurrency: int, idle: str },
+    },
+    replicas: {
+      type: 'object',
+      description: 'replicas wanted (desired) and serving (ready); 0 and 0 while idle at zero',
+      properties: { desired: int, ready: int },
+    },
     phase: { type: 'string', enum: ['Pending', 'Building', 'Ready', 'Failed'] },
     image_ref: str,
     message: str,
@@ -209,6 +230,7 @@ export const invocationSchema = {
     request_bytes: int,
     response_bytes: int,
     started_at: time,
+    cold_start_ms: { type: 'number', description: 'present when the call waited for its function to start from zero: how long (part of duration_ms)' },
   },
 } as const;
 

@@ -18,6 +18,8 @@ import { hooksPlugin } from './hooks-plugin.ts';
 import { hooksKey, limitFirst, limitRequests, tokenKey, v1Key, type RateLimits } from './rate-limits.ts';
 import { createNamespaceAccess } from './namespace-access.ts';
 import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
+import { SCALE_LIMITS } from '../scale/scale-spec.ts';
+import { Activator } from './activator.ts';
 import { proxyPlugin } from './proxy-plugin.ts';
 import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
@@ -32,6 +34,10 @@ export interface AppLimits {
   readonly webhookBodyBytes: number;
   readonly zip: ZipLimits;
   readonly uploads: UploadCaps;
+  /** The cap on a function's scale.max (SLESS_MAX_REPLICAS): /v1 answers 400 above it. */
+  readonly maxReplicas: number;
+  /** How long /fn holds a request while a function at zero wakes (SLESS_COLD_START_TIMEOUT). */
+  readonly coldStartTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: AppLimits = {
@@ -40,6 +46,8 @@ export const DEFAULT_LIMITS: AppLimits = {
   webhookBodyBytes: 1024 * 1024,
   zip: DEFAULT_ZIP_LIMITS,
   uploads: DEFAULT_UPLOAD_CAPS,
+  maxReplicas: SCALE_LIMITS.defaultCap,
+  coldStartTimeoutMs: 60_000,
 };
 
 export interface AppDeps {
@@ -151,6 +159,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     maxBodyBytes: limits.proxyBodyBytes,
     trustProxy: deps.trustProxy ?? false,
     log: app.log.child({ plugin: 'proxy' }, { level: 'warn' }),
+    ...(deps.platform.scaling
+      ? { activator: new Activator({ platform: deps.platform, scaling: deps.platform.scaling, coldStartTimeoutMs: limits.coldStartTimeoutMs }) }
+      : {}),
   };
   await app.register(proxyPlugin, proxyContext);
   let closing = false;
@@ -196,6 +207,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         access,
         zipLimits: limits.zip,
         uploadCaps: limits.uploads,
+        maxReplicas: limits.maxReplicas,
       });
     });
   });

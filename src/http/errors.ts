@@ -31,6 +31,8 @@ export const ERROR_CATALOG = {
   unavailable: 503,
   function_disabled: 503,
   function_not_ready: 503,
+  /** A function at zero did not start within SLESS_COLD_START_TIMEOUT (or its timeout_sec); with Retry-After. */
+  cold_start_timeout: 503,
   upstream_timeout: 504,
 } as const;
 export type ErrorCode = keyof typeof ERROR_CATALOG;

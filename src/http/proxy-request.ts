@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { invocationSeries, statusClass } from '../metrics/metrics.ts';
 import type { Platform } from '../platform/types.ts';
 import type { InvocationLog } from '../store/types.ts';
+import type { Activator } from './activator.ts';
 import { isDnsLabel } from './dns-label.ts';
 import { HttpError, toErrorResponse } from './errors.ts';
 import { endToEndHeaders, upstreamRequestHeaders } from './forward-headers.ts';
@@ -27,6 +28,8 @@ export interface ProxyContext {
   /** Take the client address and scheme from X-Forwarded-For/-Proto (behind a trusted proxy). */
   readonly trustProxy: boolean;
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Holds calls for functions at zero (when the platform scales them); absent: such calls get 503. */
+  readonly activator?: Activator;
 }
 
 /** Status recorded when the client went away before the response ended (nginx's convention). */
@@ -45,7 +48,7 @@ class BodyTooLarge extends Error {}
  */
 export const awaitingContinue = new WeakSet<IncomingMessage>();
 
-const EXPECTED_503: ReadonlySet<string> = new Set(['function_not_ready', 'function_disabled']);
+const EXPECTED_503: ReadonlySet<string> = new Set(['function_not_ready', 'function_disabled', 'cold_start_timeout']);
 
 export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Promise<void> {
   try {
@@ -66,7 +69,8 @@ export async function proxyRequest(req: IncomingMessage, res: ServerResponse, ct
       return;
     }
     const json = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+    const retryAfter = err instanceof HttpError && err.retryAfterSec !== undefined ? { 'retry-after': String(err.retryAfterSec) } : {};
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json), ...retryAfter });
     res.end(json);
   }
 }
@@ -84,6 +88,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   let requestBytes = 0;
   let responseBytes = 0;
   let status = 0;
+  let coldStartMs: number | undefined;
   // Only functions that exist get their own metric series and log entries: names in 404s are
   // the caller's to invent, and must not grow the registry or the log without bound.
   let exists = false;
@@ -107,14 +112,33 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
       requestBytes,
       responseBytes,
       startedAt: new Date(Date.now() - seconds * 1000).toISOString(),
+      ...(coldStartMs === undefined ? {} : { coldStartMs }),
     });
   });
 
   if (!isDnsLabel(namespace) || !isDnsLabel(name)) {
     throw new HttpError('invalid_name', `"${namespace}/${name}" is not a namespace/function pair of DNS labels (a-z, 0-9, "-")`);
   }
-  const endpoint = await ctx.platform.resolveEndpoint(namespace, name);
+  let endpoint = await ctx.platform.resolveEndpoint(namespace, name);
   exists = endpoint.kind !== 'not-found';
+  const scaling = ctx.platform.scaling;
+  if (scaling && (endpoint.kind === 'ready' || endpoint.kind === 'idle')) {
+    // In flight for the autoscaler from here (a held call too) until the call ends, whichever way.
+    res.once('close', scaling.requestBegan(namespace, name));
+  }
+  if (endpoint.kind === 'idle') {
+    if (!ctx.activator) throw new HttpError('function_not_ready', `function ${namespace}/${name} is scaled to zero and this server cannot wake it`);
+    const heldAt = performance.now();
+    const gone = new AbortController();
+    res.once('close', () => gone.abort(new Error('the client closed the connection')));
+    const held = await ctx.activator.hold(namespace, name, endpoint.timeoutSec, gone.signal);
+    if (held.kind === 'gone') return;
+    endpoint = held.endpoint;
+    if (held.kind === 'ready') {
+      coldStartMs = Math.round((performance.now() - heldAt) * 1000) / 1000;
+      ctx.metrics.coldStart.observe({ namespace, function: name }, coldStartMs / 1000);
+    }
+  }
   switch (endpoint.kind) {
     case 'not-found':
       throw new HttpError('function_not_found', `function ${namespace}/${name} does not exist`);
@@ -122,6 +146,8 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
       throw new HttpError('function_disabled', `function ${namespace}/${name} has http.enabled: false`);
     case 'not-ready':
       throw new HttpError('function_not_ready', `function ${namespace}/${name} is not ready: ${endpoint.reason}`);
+    case 'idle':
+      throw new HttpError('function_not_ready', `function ${namespace}/${name} is scaled to zero`);
     case 'ready':
       break;
   }

@@ -3,13 +3,15 @@
 // soon as one of its fields fails, and a user fixing a file wants every problem in one pass.
 import { checkEntrypoint } from './manifest-schema.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
+import { scaleProblems } from '../scale/scale-spec.ts';
 
 export interface CrossIssue {
   readonly path: readonly (string | number)[];
   readonly message: string;
 }
 
-export function crossCheck(raw: unknown): CrossIssue[] {
+/** `maxReplicas`: the namespace cap on scale.max (SLESS_MAX_REPLICAS). */
+export function crossCheck(raw: unknown, maxReplicas?: number): CrossIssue[] {
   if (!isRecord(raw)) return [];
   const issues: CrossIssue[] = [];
   for (const [list, what] of [
@@ -31,6 +33,9 @@ export function crossCheck(raw: unknown): CrossIssue[] {
   if (typeof entrypoint === 'string' && (RUNTIMES as readonly unknown[]).includes(runtime)) {
     const why = checkEntrypoint(runtime as Runtime, entrypoint);
     if (why !== undefined) issues.push({ path: ['entrypoint'], message: why });
+  }
+  if (isRecord(raw['scale'])) {
+    for (const p of scaleProblems(raw['scale'], maxReplicas)) issues.push({ path: ['scale', p.key], message: p.message });
   }
   return issues;
 }

@@ -88,6 +88,14 @@ const job = z.strictObject({
   event: jsonValue.optional(),
 });
 
+/** Types only: the rules between the fields (min <= max, the idle floor, the cap) are scaleProblems'. */
+const scale = z.strictObject({
+  min: z.int({ error: 'must be a whole number (0 scales to zero when idle)' }).optional(),
+  max: z.int({ error: 'must be a whole number' }).optional(),
+  concurrency: z.int({ error: 'must be a whole number of requests in flight per replica' }).optional(),
+  idle: z.string({ error: 'must be a duration like 30s, 5m or 1h30m' }).optional(),
+});
+
 const envName = checkedString((k) => {
   if (!ENV_NAME.test(k)) return `"${k}" is not a valid environment variable name (A-Z, a-z, 0-9, _)`;
   if (k === 'PORT' || k.startsWith('SLESS_'))
@@ -115,6 +123,7 @@ export const manifestSchema = z.strictObject({
   include: z.array(repoPath).default([]),
   ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
   http: z.strictObject({ enabled: z.boolean().default(FUNCTION_DEFAULTS.httpEnabled) }).default({ enabled: FUNCTION_DEFAULTS.httpEnabled }),
+  scale: scale.optional(),
   schedules: z.array(schedule).default([]),
   jobs: z.array(job).default([]),
 });
@@ -123,6 +132,7 @@ export const manifestSchema = z.strictObject({
 export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   '': Object.keys(manifestSchema.shape),
   http: ['enabled'],
+  scale: Object.keys(scale.shape),
   schedules: Object.keys(schedule.shape),
   jobs: Object.keys(job.shape),
 };

@@ -29,6 +29,7 @@ import {
   type RawManifest,
 } from './manifest-schema.ts';
 import { crossCheck } from './cross-check.ts';
+import { compactScale } from '../scale/scale-spec.ts';
 import { rememberNameLine } from './name-lines.ts';
 import { plainToJS, readPlainYaml } from './plain-yaml.ts';
 import type { FunctionManifest, ManifestProblem } from './types.ts';
@@ -40,6 +41,8 @@ export interface ParseManifestOptions {
   readonly file: string;
   /** Name of the directory holding the file: the default function name. */
   readonly dirName: string;
+  /** The namespace cap on `scale.max` (SLESS_MAX_REPLICAS); default SCALE_LIMITS.defaultCap. */
+  readonly maxReplicas?: number;
 }
 
 export interface ParsedManifest {
@@ -81,7 +84,7 @@ export function parsePlainManifest(text: string, opts: ParseManifestOptions): Pa
     }
   }
   const result = manifestSchema.safeParse(input, { error: userMessage });
-  if (!result.success || crossCheck(input).length > 0) return undefined;
+  if (!result.success || crossCheck(input, opts.maxReplicas).length > 0) return undefined;
   if (!root.entries.has('name') && checkFunctionName(opts.dirName) !== undefined) return undefined;
   const raw = result.data;
   const name = raw.name ?? opts.dirName;
@@ -120,7 +123,7 @@ export function parseYamlManifest(text: string, opts: ParseManifestOptions): Par
   coerceEnvScalars(doc);
   const input: unknown = doc.toJS({ maxAliasCount: 0 });
   const result = manifestSchema.safeParse(input, { error: userMessage });
-  const cross = crossCheck(input).map((c) => {
+  const cross = crossCheck(input, opts.maxReplicas).map((c) => {
     const at = locateNode(doc, lineCounter, c.path);
     return problem(at?.line ?? 0, formatKeyPath(c.path), c.message, at?.column);
   });
@@ -281,6 +284,7 @@ function toManifest(raw: RawManifest, name: string): FunctionManifest {
     include: raw.include,
     ignore: raw.ignore,
     http: { enabled: raw.http.enabled },
+    ...(compactScale(raw.scale) === undefined ? {} : { scale: compactScale(raw.scale) }),
     schedules: raw.schedules.map((s) => ({
       name: s.name,
       cron: s.cron.trim(),

@@ -1,3 +1,5 @@
+import type { ScaleInput } from '../scale/scale-spec.ts';
+
 // The parsed, defaulted form of a function.yaml (docs/contract.md §1). Internal names are camelCase;
 // the YAML keys stay snake_case.
 
@@ -28,6 +30,8 @@ export interface FunctionManifest {
   readonly include: readonly string[];
   readonly ignore: readonly string[];
   readonly http: { readonly enabled: boolean };
+  /** `scale:` as written (src/scale/scale-spec.ts resolves the defaults); undefined when absent or empty. */
+  readonly scale?: ScaleInput;
   readonly schedules: readonly ScheduleSpec[];
   readonly jobs: readonly JobSpec[];
 }

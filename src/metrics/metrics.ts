@@ -1,7 +1,7 @@
 // Typed prom-client handles on one registry, shared by the HTTP surface, syncs and builds.
 // createMetrics is idempotent per registry (prom-client refuses to register a name twice), so every
 // component can call it with the registry it was given.
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CompactHistogram, type LabeledHistogram } from './compact-histogram.ts';
 
 export interface Metrics {
@@ -19,6 +19,12 @@ export interface Metrics {
   readonly syncDuration: Histogram<'namespace' | 'repository' | 'outcome'>;
   /** For the build code: one observation per image build; one series per function (compact-histogram.ts: ~15 KB each in prom-client's). */
   readonly buildDuration: LabeledHistogram<'namespace' | 'function' | 'outcome'>;
+  /** Scaling (issue 29, both platforms): replicas wanted (state desired) and serving (state ready). */
+  readonly replicas: Gauge<'namespace' | 'function' | 'state'>;
+  /** A call held for a function at zero: from held to forwarded to the new replica. */
+  readonly coldStart: LabeledHistogram<'namespace' | 'function'>;
+  /** Changes of the desired replicas, direction up or down. */
+  readonly scaleEvents: Counter<'namespace' | 'function' | 'direction'>;
 }
 
 const cache = new WeakMap<Registry, Metrics>();
@@ -79,6 +85,25 @@ export function createMetrics(registry: Registry): Metrics {
       [1, 5, 10, 30, 60, 120, 300, 600, 1200],
       registers,
     ),
+    replicas: new Gauge({
+      name: 'sless_function_replicas',
+      help: 'Replicas of a function: desired (what the autoscaler wants) and ready (serving)',
+      labelNames: ['namespace', 'function', 'state'],
+      registers,
+    }),
+    coldStart: new CompactHistogram(
+      'sless_cold_start_seconds',
+      'Time a /fn call waited for a function at zero to start (held to forwarded)',
+      ['namespace', 'function'],
+      [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    ),
+    scaleEvents: new Counter({
+      name: 'sless_scale_events_total',
+      help: 'Changes of the desired replicas of a function, by direction (up, down)',
+      labelNames: ['namespace', 'function', 'direction'],
+      registers,
+    }),
   };
   cache.set(registry, metrics);
   return metrics;
@@ -119,6 +144,9 @@ export function dropFunctionSeries(metrics: Metrics, namespace: string, fn: stri
     cached?.delete(`${namespace}/${fn}/${status_class}`);
   }
   for (const outcome of BUILD_OUTCOMES) metrics.buildDuration.remove({ namespace, function: fn, outcome });
+  for (const state of ['desired', 'ready']) metrics.replicas.remove({ namespace, function: fn, state });
+  for (const direction of ['up', 'down']) metrics.scaleEvents.remove({ namespace, function: fn, direction });
+  metrics.coldStart.remove({ namespace, function: fn });
 }
 
 /** A deleted repository's sync series go with it. */

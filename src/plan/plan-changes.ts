@@ -43,6 +43,7 @@ export type ChangeReason =
   | 'include'
   | 'ignore'
   | 'http'
+  | 'scale'
   | 'schedules'
   | 'jobs';
 
@@ -75,6 +76,7 @@ const CONFIG_FIELDS: ReadonlyArray<readonly [ChangeReason, (m: FunctionManifest)
   ['include', (m) => m.include],
   ['ignore', (m) => m.ignore],
   ['http', (m) => m.http],
+  ['scale', (m) => m.scale],
   ['schedules', (m) => m.schedules],
   ['jobs', (m) => m.jobs],
 ];

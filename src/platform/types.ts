@@ -1,6 +1,13 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
 import type { Runtime } from '../manifest/types.ts';
+import type { ScaleInput } from '../scale/scale-spec.ts';
+
+/** How many replicas (pods, or `sless dev` processes) a function should have and has serving. */
+export interface Replicas {
+  readonly desired: number;
+  readonly ready: number;
+}
 
 export type FunctionPhase = 'Pending' | 'Building' | 'Ready' | 'Failed';
 export type JobPhase = 'Pending' | 'Skipped' | 'Running' | 'Succeeded' | 'Failed';
@@ -18,6 +25,10 @@ export interface FunctionRecord {
   readonly envFromSecrets: readonly string[];
   /** Whether /fn serves it: no http trigger, or any enabled one (rules.ts servesHttp). */
   readonly httpEnabled: boolean;
+  /** `scale:` as written (scale-spec.ts resolveScale fills in the defaults); undefined: all defaults. */
+  readonly scale?: ScaleInput;
+  /** What the platform last reported; undefined when it has not (yet). */
+  readonly replicas?: Replicas;
   /** Ready only while the wanted version serves; Pending/Building while a change is under way. */
   readonly phase: FunctionPhase;
   readonly imageRef?: string;
@@ -38,6 +49,8 @@ export interface FunctionInput {
   readonly envFromSecrets?: readonly string[];
   /** Sets the function's http triggers (rules.ts httpTriggerChanges); undefined leaves them as they are. */
   readonly httpEnabled?: boolean;
+  /** The whole `scale:` (written fields); undefined: all defaults. */
+  readonly scale?: ScaleInput;
 }
 
 export interface TriggerRecord {
@@ -146,6 +159,8 @@ export interface UnpackedCode {
 
 export type Endpoint =
   | { readonly kind: 'ready'; readonly baseUrl: string; readonly timeoutSec: number }
+  /** Scaled to zero (scale.min 0 and idle): /fn holds the call and asks `Platform.scaling.wake`. */
+  | { readonly kind: 'idle'; readonly timeoutSec: number }
   | { readonly kind: 'not-found' }
   | { readonly kind: 'disabled' }
   | { readonly kind: 'not-ready'; readonly reason: string };
@@ -181,9 +196,29 @@ export class PlatformError extends Error {
   readonly repository: string | undefined;
 }
 
+/**
+ * What /fn's activator (src/http/activator.ts) needs of a platform that scales functions with their
+ * traffic (issue 29, docs/scaling.md). A platform without it keeps every function running as before.
+ */
+export interface FunctionScaling {
+  /**
+   * A /fn call for the function began (also while it waits for a cold start): it counts as in flight,
+   * for the autoscaler, until the returned function is called (once, when the call ends either way).
+   */
+  requestBegan(namespace: string, name: string): () => void;
+  /**
+   * Asks for one replica of a function at zero and resolves once one serves (resolveEndpoint then
+   * says ready), or rejects with why it cannot start. The activator calls it once per function however
+   * many calls wait. Idempotent: a wake while one is under way or a replica serves changes nothing.
+   */
+  wake(namespace: string, name: string): Promise<void>;
+}
+
 export interface Platform {
   /** Where /fn should send a call; never throws for an unknown function (returns not-found). */
   resolveEndpoint(namespace: string, name: string): Promise<Endpoint>;
+  /** Present when the platform scales functions (to zero and out); see FunctionScaling. */
+  readonly scaling?: FunctionScaling;
   ensureNamespace(namespace: string): Promise<void>;
 
   listFunctions(namespace: string): Promise<FunctionRecord[]>;

@@ -22,6 +22,8 @@ export interface SnapshotOptions {
   readonly path?: string;
   /** Where the user sets `path`, named in errors: `spec.path` (default) or `--path` (sless dev). */
   readonly pathSetting?: string;
+  /** The namespace cap on a function's scale.max (SLESS_MAX_REPLICAS); a higher max is a problem. */
+  readonly maxReplicas?: number;
 }
 
 interface Memo {
@@ -78,7 +80,7 @@ export class SnapshotBuilder {
           nextMemo.set(f.dir, old);
           return old.entry;
         }
-        const entry = await readFunction(tree, f.dir, f.entries ?? (await tree.readDir(f.dir)) ?? []);
+        const entry = await readFunction(tree, f.dir, f.entries ?? (await tree.readDir(f.dir)) ?? [], options.maxReplicas);
         if (f.dirOid !== '') nextMemo.set(f.dir, { dirOid: f.dirOid, includeKey: await includeKey(tree, entry), entry });
         return entry;
       }),
@@ -129,7 +131,7 @@ async function discover(
   );
 }
 
-async function readFunction(tree: SourceTree, dir: string, entries: readonly TreeEntry[]): Promise<FunctionEntry> {
+async function readFunction(tree: SourceTree, dir: string, entries: readonly TreeEntry[], maxReplicas: number | undefined): Promise<FunctionEntry> {
   const file = joinPath(dir, MANIFEST_FILE);
   const dirName = dir === '' ? 'root' : dir.slice(dir.lastIndexOf('/') + 1);
   const manifestEntry = entries.find((e) => e.name === MANIFEST_FILE);
@@ -137,7 +139,7 @@ async function readFunction(tree: SourceTree, dir: string, entries: readonly Tre
     return { name: dirName, path: dir, problems: [{ file, line: 0, key: '', message: 'function.yaml is a symlink; make it a regular file' }] };
   }
   const text = (await tree.readBlob(file, manifestEntry?.oid ?? '')).toString('utf8');
-  const parsed = parseManifest(text, { file, dirName });
+  const parsed = parseManifest(text, { file, dirName, ...(maxReplicas === undefined ? {} : { maxReplicas }) });
   const manifest = parsed.manifest;
   if (!manifest) return { name: declaredName(text) ?? dirName, path: dir, problems: parsed.problems };
 

@@ -40,4 +40,9 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sless_builds_started ON sless_builds (started_at);
     `,
   },
+  {
+    version: 2,
+    name: 'cold starts in the invocation log',
+    sql: `ALTER TABLE sless_invocations ADD COLUMN cold_start_ms double precision;`,
+  },
 ];

@@ -42,6 +42,7 @@ const INVOCATION_COLUMNS = [
   ['request_bytes', 'bigint'],
   ['response_bytes', 'bigint'],
   ['started_at', 'timestamptz'],
+  ['cold_start_ms', 'double precision'],
 ] as const;
 
 const BUILD_COLUMNS = [
@@ -107,7 +108,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
     write: (batch) =>
       insertInvocations(
         pool,
-        batch.map((r) => [r.namespace, r.function, r.method, r.path, r.status, r.durationMs, r.requestBytes, r.responseBytes, r.startedAt]),
+        batch.map((r) => [r.namespace, r.function, r.method, r.path, r.status, r.durationMs, r.requestBytes, r.responseBytes, r.startedAt, r.coldStartMs ?? null]),
       ),
     onDrop: (count, reason) => options.metrics.invocationLogDropped.inc({ reason }, count),
     onWriteError: warnWrite('invocation'),
@@ -167,7 +168,8 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
         request_bytes: string;
         response_bytes: string;
         started_at: Date;
-      }>('sless_invocations', 'method, path, status, duration_ms, request_bytes, response_bytes, started_at', namespace, fn, limit);
+        cold_start_ms: number | null;
+      }>('sless_invocations', 'method, path, status, duration_ms, request_bytes, response_bytes, started_at, cold_start_ms', namespace, fn, limit);
       return rows.map((r) => ({
         namespace,
         function: fn,
@@ -178,6 +180,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
         requestBytes: Number(r.request_bytes),
         responseBytes: Number(r.response_bytes),
         startedAt: r.started_at.toISOString(),
+        ...(r.cold_start_ms === null ? {} : { coldStartMs: r.cold_start_ms }),
       }));
     },
   };

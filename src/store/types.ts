@@ -12,6 +12,8 @@ export interface InvocationRecord {
   readonly responseBytes: number;
   /** ISO 8601 time the request arrived. */
   readonly startedAt: string;
+  /** Set when the call waited for its function to start from zero: how long (part of durationMs). */
+  readonly coldStartMs?: number;
 }
 
 export type BuildOutcome = 'started' | 'succeeded' | 'failed';

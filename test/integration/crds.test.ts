@@ -188,6 +188,24 @@ describe('invalid objects are refused by the server, which says why', () => {
       expect: /spec\.memoryMB: Invalid value: 10: spec\.memoryMB in body should be greater than or equal to 64/,
     },
     {
+      what: 'scale.min above scale.max',
+      kind: 'Function',
+      body: { metadata: { name: 'scaled' }, spec: { runtime: 'nodejs20', scale: { min: 3, max: 2 } } },
+      expect: /spec\.scale: Invalid value: .*scale\.min must not be above scale\.max/,
+    },
+    {
+      what: 'scale.idle that is no duration',
+      kind: 'Function',
+      body: { metadata: { name: 'scaled' }, spec: { runtime: 'nodejs20', scale: { idle: '5 minutes' } } },
+      expect: /spec\.scale\.idle: Invalid value: "5 minutes"/,
+    },
+    {
+      what: 'scale.concurrency 0',
+      kind: 'Function',
+      body: { metadata: { name: 'scaled' }, spec: { runtime: 'nodejs20', scale: { concurrency: 0 } } },
+      expect: /spec\.scale\.concurrency: Invalid value: 0: spec\.scale\.concurrency in body should be greater than or equal to 1/,
+    },
+    {
       what: 'timeoutSec 901',
       kind: 'Function',
       body: { metadata: { name: 'slow' }, spec: { runtime: 'nodejs20', timeoutSec: 901 } },
@@ -361,10 +379,10 @@ describe('kubectl', () => {
     const kubeconfig = process.env.SLESS_TEST_KUBECONFIG ?? '';
     const { stdout } = await execFileP('kubectl', ['--kubeconfig', kubeconfig, 'get', 'functions', '-A']);
     const [header = '', ...rows] = stdout.trim().split('\n');
-    assert.deepEqual(header.split(/\s{2,}/), ['NAMESPACE', 'NAME', 'RUNTIME', 'PHASE', 'IMAGE', 'AGE']);
+    assert.deepEqual(header.split(/\s{2,}/), ['NAMESPACE', 'NAME', 'RUNTIME', 'PHASE', 'IMAGE', 'REPLICAS', 'AGE']);
     const statusRow = rows.find((r) => r.includes('status-fn'));
     assert.ok(statusRow, stdout);
-    assert.match(statusRow, new RegExp(`^${ns.name}\\s+status-fn\\s+go1\\.23\\s+Ready\\s+registry\\.local/sless/status-fn@sha256:c+\\s+\\d+s$`));
+    assert.match(statusRow, new RegExp(`^${ns.name}\\s+status-fn\\s+go1\\.23\\s+Ready\\s+registry\\.local/sless/status-fn@sha256:c+\\s+\\d+s$`), 'no replicas column value while the status has none');
   });
 
   test('short names and the sless category reach every kind', async () => {

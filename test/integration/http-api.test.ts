@@ -41,6 +41,7 @@ describe('/v1', async () => {
       env_vars: { GREETING: 'hi' },
       env_from_secrets: [],
       http_enabled: true,
+      scale: { min: 1, max: 10, concurrency: 10, idle: '5m' },
       phase: 'Pending',
       managed_by: 'api',
     });
@@ -54,6 +55,29 @@ describe('/v1', async () => {
     const gone = await call('GET', '/functions/hello');
     assert.equal(gone.statusCode, 404);
     assert.deepEqual(gone.json(), { error: `function ${NS}/hello does not exist`, code: 'not_found' });
+  });
+
+  it('takes scale, shows it with its defaults filled in, keeps it on a PUT without it, and refuses bad values with 400', async () => {
+    const created = await call('POST', '/functions', { name: 'scaled', runtime: 'nodejs20', scale: { min: 0, idle: '30s' } });
+    assert.equal(created.statusCode, 201);
+    assert.deepEqual(created.json().scale, { min: 0, max: 10, concurrency: 50, idle: '30s' });
+    const kept = await call('PUT', '/functions/scaled', { memory_mb: 256 });
+    assert.deepEqual(kept.json().scale, { min: 0, max: 10, concurrency: 50, idle: '30s' });
+    const replaced = await call('PUT', '/functions/scaled', { scale: { max: 3 } });
+    assert.deepEqual(replaced.json().scale, { min: 1, max: 3, concurrency: 50, idle: '5m' });
+    for (const [scale, pattern] of [
+      [{ min: 4, max: 2 }, /scale\.min: min \(4\) is above max \(2\)/],
+      [{ concurrency: 0 }, /scale\/concurrency must be >= 1|scale\.concurrency must be >= 1/],
+      [{ idle: '5s' }, /scale\.idle: 5s is below the floor of 10s/],
+      [{ max: 500 }, /scale\.max: 500 is over this namespace's cap of 20/],
+      [{ idle: 'soon' }, /scale\.idle must match pattern/],
+      [{ minimum: 1 }, /unknown field "minimum"/],
+    ] as const) {
+      const res = await call('PUT', '/functions/scaled', { scale });
+      assert.equal(res.statusCode, 400, JSON.stringify(scale));
+      assert.match(res.json().error, pattern);
+    }
+    assert.equal((await call('DELETE', '/functions/scaled')).statusCode, 204);
   });
 
   it('refuses bad bodies with 4xx and an error that names the problem', async () => {

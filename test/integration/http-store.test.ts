@@ -79,6 +79,19 @@ describe('the invocation and build logs in Postgres', async () => {
     );
   });
 
+  it('keeps the cold start of a call that waited for one, and none for the others', async () => {
+    const at = new Date().toISOString();
+    const call = { namespace: NS, function: 'cold', method: 'GET', path: '/', status: 200, durationMs: 420, requestBytes: 0, responseBytes: 2 };
+    store.invocationLog.record({ ...call, startedAt: at });
+    store.invocationLog.record({ ...call, startedAt: new Date(Date.parse(at) + 1000).toISOString(), coldStartMs: 381.5 });
+    await store.flush();
+    const rows = await store.invocationLog.list(NS, 'cold', 10);
+    assert.deepEqual(
+      rows.map((r) => r.coldStartMs),
+      [381.5, undefined],
+    );
+  });
+
   it('records builds and lists them', async () => {
     store.buildLog.record({ namespace: NS, function: 'hello', codeHash: `sha256:${'b'.repeat(64)}`, outcome: 'failed', message: 'npm install failed', startedAt: new Date().toISOString() });
     await store.flush();

@@ -101,6 +101,15 @@ describe('functions made through /v1', () => {
     assert.equal((await kit.platform.getSource(kit.ns, 'hello')).length, NODE_CODE.length);
   });
 
+  it('stores scale in spec.scale as written and reads it back; the API server refuses min > max', async () => {
+    const rec = await kit.platform.updateFunction(kit.ns, 'hello', { name: 'hello', runtime: 'nodejs22', scale: { min: 0, idle: '30s' } });
+    assert.deepEqual(rec.scale, { min: 0, idle: '30s' });
+    assert.deepEqual((await getObject<FunctionResource>('functions', 'hello')).spec?.scale, { min: 0, idle: '30s' });
+    assert.deepEqual((await kit.platform.getFunction(kit.ns, 'hello')).scale, { min: 0, idle: '30s' });
+    // The platform stores what it is given: the /v1 mapper carries the current scale over a PUT without one.
+    await rejectsWith(kit.platform.updateFunction(kit.ns, 'hello', { name: 'hello', runtime: 'nodejs22', scale: { min: 3, max: 2 } }), 'invalid', /scale\.min must not be above scale\.max/);
+  });
+
   it('refuses what the API server refuses, with its message', async () => {
     await rejectsWith(kit.platform.createFunction(kit.ns, { name: 'tiny', runtime: 'nodejs20', memoryMb: 10 }), 'invalid', /memoryMB/);
   });

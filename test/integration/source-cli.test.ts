@@ -12,9 +12,9 @@ import { writeFiles } from '../helpers/git-server.ts';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/sless.js');
 
-async function sless(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function sless(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -39,6 +39,8 @@ before(async () => {
     'bad/not-yaml/function.yaml': 'runtime: [nodejs20\n',
     'bad/dupe-a/function.yaml': 'name: twin\nruntime: nodejs20\n',
     'bad/dupe-b/function.yaml': 'name: twin\nruntime: nodejs20\n',
+    'scaled/wide/function.yaml': 'runtime: nodejs20\nscale:\n  min: 0\n  max: 8\n  idle: 30s\n',
+    'scaled/wide/handler.js': 'exports.handle = () => "hi";\n',
   });
 });
 after(() => rm(dir, { recursive: true, force: true }));
@@ -77,6 +79,16 @@ describe('sless validate', () => {
     const r = await sless(['validate'], path.join(dir, 'bad'));
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^two\/function\.yaml:1: runtime: /m);
+  });
+
+  it('checks scale.max against SLESS_MAX_REPLICAS, the cap the controller and sless dev apply', async () => {
+    assert.equal((await sless(['validate', 'scaled'], dir)).code, 0);
+    const capped = await sless(['validate', 'scaled'], dir, { SLESS_MAX_REPLICAS: '4' });
+    assert.equal(capped.code, 1);
+    assert.match(capped.stderr, /^scaled\/wide\/function\.yaml:4: scale\.max: 8 is over this namespace's cap of 4 replicas \(SLESS_MAX_REPLICAS\)$/m);
+    const bad = await sless(['validate', 'scaled'], dir, { SLESS_MAX_REPLICAS: 'many' });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /SLESS_MAX_REPLICAS/);
   });
 
   it('exits 2 for a folder that does not exist or a bad option', async () => {

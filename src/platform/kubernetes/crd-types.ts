@@ -47,6 +47,18 @@ export interface ObjectMeta {
 export const FUNCTION_RUNTIME_VALUES = ['python3.11', 'python3.12', 'nodejs20', 'nodejs22', 'go1.23'] as const;
 export type FunctionRuntime = (typeof FUNCTION_RUNTIME_VALUES)[number];
 
+/** How many replicas the function may have (function.yaml scale:, docs/scaling.md). Fields left out follow the defaults: min 1, max 10 (never above the controller's SLESS_MAX_REPLICAS), concurrency per runtime (nodejs and go 50, python 10), idle 5m. */
+export interface FunctionScale {
+  /** Replicas kept while idle; 0 scales to zero after idle without requests. (range 0..1000; format int32) */
+  min?: number;
+  /** Most replicas under load. (range 1..1000; format int32) */
+  max?: number;
+  /** Target requests in flight per replica. (range 1..10000; format int32) */
+  concurrency?: number;
+  /** With min 0, back to zero after this long without a request (at least 10s), e.g. 5m. (pattern ^([0-9]+h)?([0-9]+m)?([0-9]+s)?$; max 16 chars) */
+  idle?: string;
+}
+
 /** Set when a FunctionRepository manages this Function; absent for functions made through /v1. */
 export interface FunctionSource {
   /** The FunctionRepository's name (same namespace). (pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$; max 63 chars) */
@@ -75,12 +87,22 @@ export interface FunctionSpec {
   s3Bucket?: string;
   /** (max 1024 chars) */
   s3Key?: string;
+  /** How many replicas the function may have (function.yaml scale:, docs/scaling.md). Fields left out follow the defaults: min 1, max 10 (never above the controller's SLESS_MAX_REPLICAS), concurrency per runtime (nodejs and go 50, python 10), idle 5m. */
+  scale?: FunctionScale;
   /** Set when a FunctionRepository manages this Function; absent for functions made through /v1. */
   source?: FunctionSource;
 }
 
 export const FUNCTION_PHASE_VALUES = ['Pending', 'Building', 'Ready', 'Failed'] as const;
 export type FunctionPhase = (typeof FUNCTION_PHASE_VALUES)[number];
+
+/** Replicas the autoscaler wants (desired) and those that serve (ready); 0 and 0 while idle at zero. */
+export interface FunctionReplicas {
+  /** (range 0..inf; format int32) */
+  desired?: number;
+  /** (range 0..inf; format int32) */
+  ready?: number;
+}
 
 export interface FunctionStatus {
   /** (range 0..inf; format int64) */
@@ -94,6 +116,8 @@ export interface FunctionStatus {
   lastBuiltAt?: string;
   /** Where the function answers, e.g. /fn/<namespace>/<name>. */
   url?: string;
+  /** Replicas the autoscaler wants (desired) and those that serve (ready); 0 and 0 while idle at zero. */
+  replicas?: FunctionReplicas;
   /** The value of the sless.kube5s.ru/requestedAt annotation the last reconcile answered. */
   lastHandledRequestedAt?: string;
   /** The build key whose build failed deterministically; not built again until the key changes or a sless.kube5s.ru/requestedAt annotation asks. */

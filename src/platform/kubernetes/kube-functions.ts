@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { functionSettingsOf } from '../records.ts';
 import { httpTriggerChanges } from '../rules.ts';
-import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord, type UnpackedCode } from '../types.ts';
+import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord, type Replicas, type UnpackedCode } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
 import { API_VERSION, LABELS } from './objects/meta.ts';
@@ -18,6 +18,8 @@ export interface KubeFunctionsDeps {
   readonly publicBaseUrl?: string;
   /** Called after every write that may change what /fn answers for the function. */
   readonly invalidate: (namespace: string, name: string) => void;
+  /** The replicas the function's Deployment has, from the serving watches (undefined: not known). */
+  readonly replicasOf?: (namespace: string, name: string) => Replicas | undefined;
 }
 
 export class KubeFunctions {
@@ -34,7 +36,8 @@ export class KubeFunctions {
 
   private record(fn: FunctionResource, triggers: readonly TriggerResource[]): FunctionRecord {
     const name = fn.metadata?.name ?? '';
-    return functionRecord(fn, { httpEnabled: httpEnabledFrom(triggers, name), publicBaseUrl: this.deps.publicBaseUrl });
+    const replicas = this.deps.replicasOf?.(fn.metadata?.namespace ?? '', name);
+    return functionRecord(fn, { httpEnabled: httpEnabledFrom(triggers, name), publicBaseUrl: this.deps.publicBaseUrl, ...(replicas ? { replicas } : {}) });
   }
 
   async list(namespace: string): Promise<FunctionRecord[]> {
@@ -166,5 +169,6 @@ function functionSpec(input: FunctionInput): NonNullable<FunctionResource['spec'
     timeoutSec: s.timeoutSec,
     env: { ...s.env },
     envFromSecrets: [...s.envFromSecrets],
+    ...(s.scale === undefined ? {} : { scale: { ...s.scale } }),
   };
 }

@@ -30,6 +30,7 @@ import type {
   WebhookTarget,
 } from '../types.ts';
 import { PlatformError } from '../types.ts';
+import { replicasOfDeployment } from './records.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { EndpointCache } from './endpoint-cache.ts';
 import { FunctionCode } from './function-code.ts';
@@ -84,7 +85,14 @@ export class KubernetesPlatform implements Platform {
     const invalidate = (ns: string, name: string): void => this.endpoints.invalidate(ns, name);
     this.tenants = new TenantAccess(opts.kubeConfig, opts.settings);
     const code = new FunctionCode(opts.store, { runtimeImagePrefix: opts.settings.runtimeImagePrefix, bucket: opts.settings.s3.bucket });
-    this.functions = new KubeFunctions({ objects, code, publicBaseUrl: opts.settings.publicBaseUrl, invalidate });
+    this.functions = new KubeFunctions({
+      objects,
+      code,
+      publicBaseUrl: opts.settings.publicBaseUrl,
+      invalidate,
+      // From the watches /fn reads already (no API request); unknown until they have listed.
+      replicasOf: (ns, name) => (this.serving.synced ? replicasOfDeployment(this.serving.deployments.get(name, ns)) : undefined),
+    });
     this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate });
     this.serving = new ServingCache({
       kubeConfig: opts.kubeConfig,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import { toPlatformError } from './api-errors.ts';
-import { envOf, envProblem, functionRecord, httpEnabledFrom, jobRecord, managedByOf, repositoryRecord } from './records.ts';
+import { envOf, envProblem, functionRecord, httpEnabledFrom, jobRecord, managedByOf, replicasOfDeployment, repositoryRecord } from './records.ts';
 
 describe('records from sless objects', () => {
   it('reads who manages an object from the repository label', () => {
@@ -18,6 +18,23 @@ describe('records from sless objects', () => {
     );
   });
 
+  it('reads spec.scale as written and status.replicas; a Function without them has neither (old Functions behave as before)', () => {
+    const rec = functionRecord(
+      { metadata: { name: 'f', namespace: 'ns' }, spec: { runtime: 'go1.23', scale: { min: 0, idle: '30s' } }, status: { replicas: { desired: 0, ready: 0 } } },
+      { httpEnabled: true },
+    );
+    assert.deepEqual([rec.scale, rec.replicas], [{ min: 0, idle: '30s' }, { desired: 0, ready: 0 }]);
+    const old = functionRecord({ metadata: { name: 'f', namespace: 'ns' }, spec: { runtime: 'go1.23' } }, { httpEnabled: true });
+    assert.deepEqual([old.scale, old.replicas], [undefined, undefined]);
+  });
+  it('takes replicas from the Deployment when the watches know it, before status.replicas', () => {
+    assert.deepEqual(replicasOfDeployment({ spec: { replicas: 3 }, status: { availableReplicas: 2 } }), { desired: 3, ready: 2 });
+    assert.deepEqual(replicasOfDeployment({ spec: { replicas: 0 }, status: {} }), { desired: 0, ready: 0 });
+    assert.equal(replicasOfDeployment(undefined), undefined);
+    const fn = { metadata: { name: 'f', namespace: 'ns' }, spec: { runtime: 'go1.23' as const }, status: { replicas: { desired: 5, ready: 5 } } };
+    assert.deepEqual(functionRecord(fn, { httpEnabled: true, replicas: { desired: 2, ready: 1 } }).replicas, { desired: 2, ready: 1 });
+    assert.deepEqual(functionRecord(fn, { httpEnabled: true }).replicas, { desired: 5, ready: 5 });
+  });
   it('serves a function unless every http Trigger of it is disabled', () => {
     const t = (fn: string, enabled: boolean) => ({ spec: { type: 'http' as const, functionRef: fn, enabled } });
     assert.equal(httpEnabledFrom([], 'f'), true);

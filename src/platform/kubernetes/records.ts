@@ -3,8 +3,9 @@
 // generates; objects without it were made through /v1.
 import { FUNCTION_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import type { Runtime } from '../../manifest/types.ts';
+import { compactScale } from '../../scale/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
-import type { FunctionRecord, JobRecord, ManagedBy, RepositoryRecord, TriggerRecord } from '../types.ts';
+import type { FunctionRecord, JobRecord, ManagedBy, Replicas, RepositoryRecord, TriggerRecord } from '../types.ts';
 import { LABELS } from './objects/meta.ts';
 import type { Condition, FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
 
@@ -76,7 +77,16 @@ function iso(t: string | Date | undefined): string | undefined {
   return t === undefined ? undefined : new Date(t).toISOString();
 }
 
-export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolean; publicBaseUrl?: string }): FunctionRecord {
+/**
+ * Replicas as the function's Deployment says (spec.replicas wanted, availableReplicas serving), or
+ * undefined without one (not built yet, or the watch has not listed it).
+ */
+export function replicasOfDeployment(d: { spec?: { replicas?: number }; status?: { availableReplicas?: number } } | undefined): Replicas | undefined {
+  if (!d) return undefined;
+  return { desired: d.spec?.replicas ?? 1, ready: d.status?.availableReplicas ?? 0 };
+}
+
+export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolean; publicBaseUrl?: string; replicas?: Replicas }): FunctionRecord {
   const name = fn.metadata?.name ?? '';
   const namespace = fn.metadata?.namespace ?? '';
   const spec = fn.spec;
@@ -91,6 +101,12 @@ export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolea
     env: envOf(spec?.env),
     envFromSecrets: [...(spec?.envFromSecrets ?? [])],
     httpEnabled: opts.httpEnabled,
+    ...(compactScale(spec?.scale) === undefined ? {} : { scale: compactScale(spec?.scale) }),
+    ...(opts.replicas
+      ? { replicas: opts.replicas }
+      : status.replicas
+        ? { replicas: { desired: status.replicas.desired ?? 0, ready: status.replicas.ready ?? 0 } }
+        : {}),
     phase: status.phase ?? 'Pending',
     imageRef: status.imageRef || undefined,
     message: status.message || undefined,

@@ -93,6 +93,8 @@ export interface TenantLimits {
   readonly buildsPerNamespace?: number;
   /** Share of the time one repository's syncs may keep the controller busy; default DEFAULT_SYNC_SHARE (1: no limit). */
   readonly syncShare?: number;
+  /** The cap on a function's scale.max (SLESS_MAX_REPLICAS); default SCALE_LIMITS.defaultCap. */
+  readonly maxReplicas?: number;
 }
 
 /**

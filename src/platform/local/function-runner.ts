@@ -8,7 +8,8 @@ import { childBaseEnv, type ChildGroup, type CommandSpec } from './child-group.t
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes } from './ports.ts';
 import { buildKeyOf, type CodeSource, type FunctionPreparer } from './prepare-function.ts';
-import { SupervisedProcess } from './supervised-process.ts';
+import { ReplicaSet } from './replica-set.ts';
+import type { Scale } from '../../scale/scale-spec.ts';
 
 /** Everything a running version depends on. */
 export interface DeploySpec {
@@ -23,6 +24,8 @@ export interface DeploySpec {
   readonly codeHash: string;
   /** The function's folder in the repository ('' for an uploaded one): failure messages name its files there. */
   readonly shownPath?: string;
+  /** How many processes (scale-spec.ts); a change applies without a restart. */
+  readonly scale: Scale;
 }
 
 export type DeployOutcome =
@@ -41,7 +44,17 @@ export type DeployOutcome =
 interface Live {
   readonly deployKey: string;
   readonly buildKey: string;
-  readonly process?: SupervisedProcess;
+  /** Absent while http is disabled. */
+  readonly replicas?: ReplicaSet;
+  readonly scale: Scale;
+}
+
+/** A running version as the local scaler (local-scaler.ts) sees it. */
+export interface LiveFunction {
+  readonly namespace: string;
+  readonly name: string;
+  readonly scale: Scale;
+  readonly replicas: ReplicaSet;
 }
 
 export interface FunctionRunnerOptions {
@@ -92,17 +105,32 @@ export class FunctionRunner {
     return new Set([...[...this.#live.values()].map((l) => l.buildKey), ...this.#draining.values(), ...this.#deploying.values()]);
   }
 
-  /** The base URL of the healthy process serving this function, if any. */
+  /** The base URL of a healthy process serving this function (in turn), if any. */
   baseUrl(namespace: string, name: string): string | undefined {
-    return this.#live.get(`${namespace}/${name}`)?.process?.baseUrl;
+    return this.#live.get(`${namespace}/${name}`)?.replicas?.pick();
   }
 
   /** A short word on why there is no base URL (for 503 answers). */
   processState(namespace: string, name: string): string {
     const live = this.#live.get(`${namespace}/${name}`);
     if (!live) return 'not started';
-    if (!live.process) return 'http disabled';
-    return live.process.state === 'restarting' ? `restarting after a crash (${live.process.lastError})` : live.process.state;
+    if (!live.replicas) return 'http disabled';
+    return live.replicas.state();
+  }
+
+  /** The function's running version, when it serves http. */
+  liveFunction(namespace: string, name: string): LiveFunction | undefined {
+    const live = this.#live.get(`${namespace}/${name}`);
+    return live?.replicas ? { namespace, name, scale: live.scale, replicas: live.replicas } : undefined;
+  }
+
+  /** Every running version that serves http. */
+  liveFunctions(): LiveFunction[] {
+    return [...this.#live.keys()].flatMap((key) => {
+      const [namespace = '', name = ''] = key.split('/');
+      const live = this.liveFunction(namespace, name);
+      return live ? [live] : [];
+    });
   }
 
   /** Serialises work per function: a second change waits for the first. */
@@ -170,10 +198,12 @@ export class FunctionRunner {
     {
       const deployKey = deployKeyOf(spec, buildKey);
       const current = this.#live.get(key);
-      if (current?.deployKey === deployKey && (current.process ? current.process.state !== 'stopped' : true)) {
+      if (current?.deployKey === deployKey) {
+        // Scale changes take effect without a restart: the scaler reads it on its next tick.
+        this.#live.set(key, { ...current, scale: spec.scale });
         return { kind: 'unchanged' };
       }
-      const stillServing = current?.process?.baseUrl !== undefined;
+      const stillServing = (current?.replicas?.ready ?? 0) > 0;
       const failedBefore = this.#failures.get(deployKey);
       if (failedBefore && Date.now() - failedBefore.at < (this.#opts.retryFailedAfterMs ?? 60_000)) {
         return { ...failedBefore.outcome, stillServing, repeated: true };
@@ -197,31 +227,37 @@ export class FunctionRunner {
         return fail(`build failed: ${(err as Error).message}`);
       }
       if (!spec.httpEnabled) {
-        this.#live.set(key, { deployKey, buildKey });
+        this.#live.set(key, { deployKey, buildKey, scale: spec.scale });
         this.#retire(current);
         return { kind: 'disabled', buildKey };
       }
       const appDir = this.appDirOf(buildKey);
-      const proc = new SupervisedProcess({
+      const replicas = new ReplicaSet({
         label: key,
         command: (port) => this.commandFor(spec, appDir, port),
         children: this.#opts.children,
         logger: this.#opts.logger,
         healthTimeoutMs: this.#opts.healthTimeoutMs,
         outputPlace: { appDir, shownAs: spec.shownPath ?? '' },
+        drainMs: this.#opts.drainMs ?? 1000,
+        stopGraceMs: spec.timeoutSec * 1000 + 1000,
       });
+      // One process proves the version starts (even with scale.min 0: it then idles down to zero).
       try {
-        await proc.start();
+        await replicas.add();
       } catch (err) {
         return fail((err as Error).message);
       }
       if (this.#opts.children.closed) {
         // Stopping began while it started: close() did not see it, so it goes here.
-        await proc.stop();
+        await replicas.stop(false);
         return fail('sless dev is shutting down');
       }
       this.#failures.delete(deployKey);
-      this.#live.set(key, { deployKey, buildKey, process: proc });
+      // A new version of a function under load starts as wide as the old one ran.
+      const before = current?.replicas?.size ?? 0;
+      if (before > 1) replicas.scaleTo(Math.min(before, spec.scale.max));
+      this.#live.set(key, { deployKey, buildKey, replicas, scale: spec.scale });
       this.#retire(current);
       return { kind: 'started', built, buildKey };
     }
@@ -233,16 +269,16 @@ export class FunctionRunner {
     return this.#locked(key, async () => {
       const current = this.#live.get(key);
       this.#live.delete(key);
-      await current?.process?.stop();
+      await current?.replicas?.stop(false);
       this.#opts.onFolderReleased?.();
     });
   }
 
   #retire(old: Live | undefined): void {
-    if (!old?.process) return;
-    const proc = old.process;
-    const p: Promise<void> = new Promise<void>((r) => setTimeout(r, this.#opts.drainMs ?? 1000))
-      .then(() => proc.stop())
+    if (!old?.replicas) return;
+    // Out of the rotation at once, stopped after the drain.
+    const p: Promise<void> = old.replicas
+      .stop()
       .finally(() => {
         this.#draining.delete(p);
         this.#opts.onFolderReleased?.();
@@ -252,9 +288,9 @@ export class FunctionRunner {
 
   /** Stops every process, including those still draining. */
   async close(): Promise<void> {
-    const procs = [...this.#live.values()].map((l) => l.process).filter((p): p is SupervisedProcess => p !== undefined);
+    const sets = [...this.#live.values()].flatMap((l) => (l.replicas ? [l.replicas] : []));
     this.#live.clear();
-    await Promise.all([...procs.map((p) => p.stop()), ...this.#draining.keys()]);
+    await Promise.all([...sets.map((r) => r.stop(false)), ...this.#draining.keys()]);
     await this.#opts.children.stopAll();
   }
 }

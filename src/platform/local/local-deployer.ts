@@ -10,6 +10,7 @@ import type { LocalState, StoredFunction } from './local-state.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { Logger } from './logger.ts';
 import { buildingLine, readyLine, versionMismatch } from './progress-lines.ts';
+import { resolveScale } from '../../scale/scale-spec.ts';
 import type { CodeSource } from './prepare-function.ts';
 
 export interface LocalDeployerOptions {
@@ -23,6 +24,8 @@ export interface LocalDeployerOptions {
   readonly preparedAt: (buildKey: string) => Promise<string | undefined>;
   /** The interpreter that runs a runtime here and its version (ports.ts LocalRuntimes.interpreterOf). */
   readonly interpreterOf?: (runtime: Runtime) => { readonly program: string; readonly version: string | undefined } | undefined;
+  /** The cap on scale.max (SLESS_MAX_REPLICAS). */
+  readonly maxReplicas?: number;
 }
 
 /** Phases that say a change is under way: kept until the new version serves (or fails). */
@@ -47,6 +50,7 @@ export class LocalDeployer {
       env: record.env,
       httpEnabled: record.httpEnabled,
       codeHash: record.codeHash,
+      scale: resolveScale(record.scale, record.runtime, this.o.maxReplicas),
     };
   }
 

@@ -39,6 +39,9 @@ export class LocalFunctions {
     if (!f.record.httpEnabled) return { kind: 'disabled' };
     const baseUrl = this.o.runner.baseUrl(namespace, name);
     if (baseUrl) return { kind: 'ready', baseUrl, timeoutSec: f.record.timeoutSec };
+    // At zero, or waking from it: /fn holds the call (its activator wakes the function).
+    const live = this.o.runner.liveFunction(namespace, name);
+    if (live && (live.replicas.size === 0 || live.replicas.starting)) return { kind: 'idle', timeoutSec: f.record.timeoutSec };
     const reason = f.record.phase === 'Ready' ? this.o.runner.processState(namespace, name) : `${f.record.phase}${f.record.message ? `: ${f.record.message}` : ''}`;
     return { kind: 'not-ready', reason };
   }

@@ -33,6 +33,8 @@ import { FunctionRunner } from './function-runner.ts';
 import { FunctionTable } from './function-table.ts';
 import { JobsAndSchedules } from './jobs-and-schedules.ts';
 import { LocalDeployer } from './local-deployer.ts';
+import { LocalScaler } from './local-scaler.ts';
+import type { Metrics } from '../../metrics/metrics.ts';
 import { LocalFunctions } from './local-functions.ts';
 import { LocalRepository } from './local-repository.ts';
 import { LocalState } from './local-state.ts';
@@ -63,6 +65,12 @@ export interface LocalPlatformOptions {
   readonly deployConcurrency?: number;
   /** Commit statuses on each synced revision (`--commit-status`). */
   readonly commitStatus?: RevisionReporter;
+  /** The cap on scale.max (SLESS_MAX_REPLICAS). */
+  readonly maxReplicas?: number;
+  /** Where the scaler reports sless_function_replicas and sless_scale_events_total. */
+  readonly metrics?: Metrics;
+  /** How often the scaler decides (default 1 s). */
+  readonly scaleTickMs?: number;
 }
 
 export class LocalPlatform implements Platform {
@@ -73,6 +81,7 @@ export class LocalPlatform implements Platform {
   readonly #preparer: FunctionPreparer;
   readonly #runner: FunctionRunner;
   readonly #deployer: LocalDeployer;
+  readonly #scaler: LocalScaler;
   readonly #jobs: JobsAndSchedules;
   readonly #functions: LocalFunctions;
   readonly #repository: LocalRepository;
@@ -113,6 +122,13 @@ export class LocalPlatform implements Platform {
       url,
       preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
       interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
+      ...(opts.maxReplicas === undefined ? {} : { maxReplicas: opts.maxReplicas }),
+    });
+    this.#scaler = new LocalScaler({
+      functions: this.#runner,
+      logger: opts.logger,
+      ...(opts.metrics ? { metrics: opts.metrics } : {}),
+      ...(opts.scaleTickMs === undefined ? {} : { tickMs: opts.scaleTickMs }),
     });
     this.#jobs = new JobsAndSchedules({
       state: this.#state,
@@ -185,6 +201,7 @@ export class LocalPlatform implements Platform {
     if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
     await this.#deploys.addAll(stored.map((f) => () => this.#deployer.deploy(f)));
     this.#jobs.resume();
+    this.#scaler.start();
     this.#coalescer.request('start');
     this.#pollTimer = setInterval(() => this.#coalescer.request('poll'), this.#opts.pollIntervalMs);
     this.#pollTimer.unref();
@@ -204,6 +221,7 @@ export class LocalPlatform implements Platform {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#pollTimer);
+    this.#scaler.stop();
     this.#jobs.stop();
     // Processes first: that also ends a dependency install a running sync waits for, and refuses
     // new children, so the sync then finishes at once instead of building on.
@@ -258,10 +276,20 @@ export class LocalPlatform implements Platform {
     return this.#functions.ensureNamespace(namespace);
   }
   async listFunctions(namespace: string): Promise<FunctionRecord[]> {
-    return this.#functions.list(namespace);
+    return this.#functions.list(namespace).map((f) => this.#withReplicas(f));
   }
   async getFunction(namespace: string, name: string): Promise<FunctionRecord> {
-    return this.#functions.get(namespace, name);
+    return this.#withReplicas(this.#functions.get(namespace, name));
+  }
+  /** Processes per function come and go with traffic: read at the time, never stored. */
+  #withReplicas(f: FunctionRecord): FunctionRecord {
+    // Disabled: no process, and none will start until http is enabled again.
+    const replicas = this.#scaler.replicasOf(f.namespace, f.name) ?? (f.httpEnabled ? undefined : { desired: 0, ready: 0 });
+    return replicas ? { ...f, replicas } : f;
+  }
+  /** Scale to zero and out with processes (local-scaler.ts); /fn's activator wakes through it. */
+  get scaling(): LocalScaler {
+    return this.#scaler;
   }
   createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
     return this.#functions.create(namespace, input);

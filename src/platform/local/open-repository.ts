@@ -33,14 +33,16 @@ export interface OpenRepositoryOptions {
   /** Bounds on a revision's shape (default DEFAULT_TREE_LIMITS): past one, read() throws TreeLimitError. */
   readonly treeLimits?: TreeLimits;
   readonly logger: Logger;
+  /** The cap on a function's scale.max (SLESS_MAX_REPLICAS). */
+  readonly maxReplicas?: number;
 }
 
 export function isGitUrl(repo: string): boolean {
   return /^(https?|git|ssh|file):\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
 }
 
-function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree): Promise<RepositoryRead> {
-  return snapshots.build(tree, { path: watched, pathSetting: '--path' }).then((snapshot) => ({
+function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree, maxReplicas?: number): Promise<RepositoryRead> {
+  return snapshots.build(tree, { path: watched, pathSetting: '--path', ...(maxReplicas === undefined ? {} : { maxReplicas }) }).then((snapshot) => ({
     snapshot,
     files: (entry) => readFunctionFiles(tree, entry),
   }));
@@ -66,7 +68,7 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
       path: opts.path,
       async read() {
         const { tree } = await source.sync();
-        return readerOver(snapshots, opts.path, tree);
+        return readerOver(snapshots, opts.path, tree, opts.maxReplicas);
       },
       close: () => source.close(),
     };
@@ -103,7 +105,7 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
           throw new Error(branch ? `${root} has no branch "${branch}"; commit to it or pass --branch` : `the HEAD of ${root} names no commit; check out a branch or pass --branch`);
         }
         memo.rotate();
-        return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }));
+        return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }), opts.maxReplicas);
       },
     };
   }
@@ -111,6 +113,6 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
     displayUrl: root,
     branch: opts.branch ?? 'main',
     path: opts.path,
-    read: () => readerOver(snapshots, opts.path, new WorkTree(root)),
+    read: () => readerOver(snapshots, opts.path, new WorkTree(root), opts.maxReplicas),
   };
 }

@@ -188,6 +188,7 @@ export class RepositorySync {
       env: m.env,
       envFromSecrets: m.envFromSecrets,
       httpEnabled: o.jobs.httpEnabledOf(ns, m.name),
+      ...(m.scale === undefined ? {} : { scale: m.scale }),
       phase: existing?.record.phase ?? 'Pending',
       imageRef: existing?.record.imageRef,
       message: existing?.record.phase === 'Failed' ? existing.record.message : undefined,

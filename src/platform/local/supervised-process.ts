@@ -16,6 +16,8 @@ export interface SupervisedProcessOptions {
   readonly children: ChildGroup;
   readonly logger: Logger;
   readonly healthTimeoutMs?: number;
+  /** Between two /health polls while it starts (default 50 ms; a wake polls faster: a call waits). */
+  readonly healthIntervalMs?: number;
   readonly backoff?: BackoffOptions;
   /** A process that stayed up this long starts the backoff over. */
   readonly stableAfterMs?: number;
@@ -76,7 +78,11 @@ export class SupervisedProcess {
     this.#child = child;
     const baseUrl = `http://127.0.0.1:${port}`;
     try {
-      await waitForHealth(baseUrl, { timeoutMs: this.#opts.healthTimeoutMs ?? 30_000, exited: child.exited });
+      await waitForHealth(baseUrl, {
+        timeoutMs: this.#opts.healthTimeoutMs ?? 30_000,
+        exited: child.exited,
+        ...(this.#opts.healthIntervalMs === undefined ? {} : { intervalMs: this.#opts.healthIntervalMs }),
+      });
     } catch (err) {
       await child.stop(500);
       const tail = startFailureText(child.tail(), this.#opts.outputPlace);

@@ -5,6 +5,7 @@ import type { ControllerSettings } from '../settings.ts';
 import { envOf } from '../records.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
+import { compactScale, resolveScale } from '../../../scale/scale-spec.ts';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -118,7 +119,7 @@ export function functionDeployment(
     kind: 'Deployment',
     metadata: { name, namespace, labels, ownerReferences: [controllerRef(fn, 'Function')] },
     spec: {
-      replicas: opts.httpEnabled ? 1 : 0,
+      replicas: opts.httpEnabled ? staticReplicas(fn) : 0,
       revisionHistoryLimit: 3,
       selector: { matchLabels: selector },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
@@ -139,4 +140,15 @@ export function functionService(fn: FunctionResource): V1Service {
       ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
     },
   };
+}
+
+/**
+ * Pods of a serving function until the controller scales with traffic (issue 29, docs/scaling.md):
+ * `scale.min` (bounded by max), never fewer than 1, because /fn on Kubernetes cannot wake a function
+ * at zero yet. A Function without scale keeps its one pod.
+ */
+export function staticReplicas(fn: FunctionResource): number {
+  const spec = fn.spec?.scale;
+  if (!spec) return 1;
+  return Math.max(1, resolveScale(compactScale(spec), fn.spec?.runtime ?? 'nodejs20').min);
 }

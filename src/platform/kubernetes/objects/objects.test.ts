@@ -234,6 +234,14 @@ describe('function Deployment and Service', () => {
     assert.equal(dep.spec?.replicas, 1);
     assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false }).spec?.replicas, 0);
   });
+  it('runs scale.min pods (at least 1: Kubernetes does not wake a function at zero yet), 0 when disabled', () => {
+    const withScale = (scale: object, httpEnabled = true) =>
+      functionDeployment(settings, { ...fn, spec: { ...fn.spec, runtime: 'nodejs20', scale } }, { imageRef: 'i', httpEnabled }).spec?.replicas;
+    assert.equal(withScale({ min: 3, max: 5 }), 3);
+    assert.equal(withScale({ min: 0 }), 1);
+    assert.equal(withScale({ max: 4 }), 1);
+    assert.equal(withScale({ min: 3 }, false), 0);
+  });
   it('exposes port 80 to the pods http port', () => {
     const svc = functionService(fn);
     assert.deepEqual(svc.spec?.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);

@@ -42,6 +42,11 @@ describe('repositoryObjects', () => {
       source: { repository: 'site', path: 'functions/hello', revision: 'r1' },
     });
   });
+  it('carries scale into spec.scale as written, and leaves it out when function.yaml has none', () => {
+    assert.equal(fn.spec?.scale, undefined);
+    const scaled = repositoryObjects(repo, { ...src, manifest: { ...manifest, scale: { min: 0, max: 3 } } }).fn;
+    assert.deepEqual(scaled.spec?.scale, { min: 0, max: 3 });
+  });
   it('makes one http Trigger carrying http.enabled and one cron Trigger per schedule', () => {
     assert.deepEqual(
       triggers.map((t) => [t.metadata?.name, t.spec]),

@@ -51,6 +51,7 @@ export function repositoryObjects(repo: RepositoryResource, src: FunctionSource)
       timeoutSec: m.timeoutSec,
       env: { ...m.env },
       envFromSecrets: [...m.envFromSecrets],
+      ...(m.scale === undefined ? {} : { scale: { ...m.scale } }),
       codeHash: src.codeHash,
       s3Bucket: src.s3Bucket,
       s3Key: src.s3Key,

@@ -162,7 +162,7 @@ export class RepositoryReconciler {
     state.applied = undefined;
     // Reading the tree, uploading contexts and applying objects: the costly part of a sync that changes something.
     await boundary();
-    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '' });
+    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '', ...(ctx.settings.limits?.maxReplicas ? { maxReplicas: ctx.settings.limits.maxReplicas } : {}) });
     /** The same by name: a sync of 1,000 functions looks each one up (no scan of the lists per function). */
     const byName = <T extends { metadata?: { name?: string } }>(list: readonly T[]) => new Map(list.map((o) => [o.metadata?.name ?? '', o]));
     const live: LiveObjects = { functions: byName(owned.functions), triggers: byName(owned.triggers), jobs: byName(owned.jobs) };
