@@ -167,7 +167,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     limits: { proxyBodyBytes: config.maxBodyBytes },
     rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
     platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
-    console: { exclude: config.consoleExclude },
+    console: { exclude: config.consoleExclude, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) },
     logger: { level: config.logLevel, stream: io.stdout },
   });
   const log = app.log.child({ component: 'controller' });

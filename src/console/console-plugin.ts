@@ -22,6 +22,7 @@ import {
   CSRF_FIELD,
   CSRF_HEADER,
   foreignRequest,
+  linkLoginProblem,
   secureCookieFor,
   sessionCookie,
   tokenOf,
@@ -39,6 +40,8 @@ export interface ConsolePluginOptions {
   readonly access: NamespaceAccess;
   /** SLESS_CONSOLE_EXCLUDE: names or globs of functions the console does not show. */
   readonly exclude?: readonly string[];
+  /** SLESS_PUBLIC_URL: https makes the cookie Secure behind a TLS-terminating ingress. */
+  readonly publicUrl?: string;
   readonly now?: () => number;
 }
 
@@ -102,7 +105,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     return payload;
   });
 
-  const secure = (request: FastifyRequest) => secureCookieFor(request.protocol, request.hostname);
+  const secure = (request: FastifyRequest) => secureCookieFor(request.protocol, request.hostname, opts.publicUrl);
 
   // `?token=<jwt>` on any page. A browser's is checked, moved into the cookie and out of the address
   // (and history); a script's (curl, JSON) authorizes that one request, as the old console's did.
@@ -113,6 +116,11 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     if (answerOf(request) !== 'html') {
       queryTokens.set(request, { token: loginToken(token), via: 'query' });
       return;
+    }
+    const crossSite = linkLoginProblem(headerOf(request, 'sec-fetch-site'));
+    if (crossSite) {
+      const next = safeBack(request.url.split('?')[0], '/funcs');
+      return reply.code(403).type('text/html; charset=utf-8').send(render('login', { title: 'Log in', problem: crossSite, next }));
     }
     await access.identify(() => loginToken(token));
     const url = new URL(request.url, 'http://console.invalid');

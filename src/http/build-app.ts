@@ -62,8 +62,12 @@ export interface AppDeps {
   readonly rateLimits?: RateLimits;
   /** Namespaces no token may act in besides kube-system, kube-public, kube-node-lease (the controller's and the builds'); none for `sless dev`. */
   readonly platformNamespaces?: PlatformNamespaces;
-  /** The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE). */
-  readonly console?: { readonly exclude?: readonly string[] };
+  /**
+   * The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE), and the public URL
+   * (SLESS_PUBLIC_URL): when https, its cookie is Secure even though a TLS-terminating ingress
+   * forwards plain http.
+   */
+  readonly console?: { readonly exclude?: readonly string[]; readonly publicUrl?: string };
 }
 
 export const REDACTED_PATHS = [
@@ -206,6 +210,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     buildLog: deps.buildLog,
     access,
     exclude: deps.console?.exclude ?? [],
+    ...(deps.console?.publicUrl ? { publicUrl: deps.console.publicUrl } : {}),
   });
   return app;
 }
