@@ -101,6 +101,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     },
     limits: {
       functionsPerNamespace: config.maxFunctionsPerNamespace,
+      schedulesPerNamespace: config.maxSchedulesPerNamespace,
+      jobsPerNamespace: config.maxJobsPerNamespace,
       buildsPerNamespace: config.maxBuildsPerNamespace,
       syncShare: config.syncShare,
       ...(config.maxSyncsPerNamespace ? { syncsPerNamespace: config.maxSyncsPerNamespace } : {}),

@@ -475,6 +475,17 @@ describe('parseManifest: YAML that is refused before validation', () => {
     ]);
   });
 
+  it('more schedules or jobs than a function may declare are refused at their key (issue 31 item 5)', () => {
+    const schedules = Array.from({ length: 21 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
+    const jobs = Array.from({ length: 21 }, (_, i) => `  - {name: j${i}, run_id: 1}`).join('\n');
+    assertProblems(`runtime: nodejs20\nschedules:\n${schedules}\njobs:\n${jobs}\n`, [
+      [2, 'schedules', /21 schedules; a function may declare at most 20 \(each is a CronJob\)/],
+      [24, 'jobs', /21 jobs; a function may declare at most 20 \(each run is a Job\)/],
+    ]);
+    const twenty = Array.from({ length: 20 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
+    assert.deepEqual(parse(`runtime: nodejs20\nschedules:\n${twenty}\n`).problems, []);
+  });
+
   it('an env value with a NUL byte is refused (issue 31 item 14)', () => {
     assertProblems('runtime: nodejs20\nenv:\n  A: "x\\0y"\n', [[3, 'env.A', /NUL byte/]]);
   });

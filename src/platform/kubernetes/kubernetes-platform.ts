@@ -85,7 +85,7 @@ export class KubernetesPlatform implements Platform {
     this.tenants = new TenantAccess(opts.kubeConfig, opts.settings);
     const code = new FunctionCode(opts.store, { runtimeImagePrefix: opts.settings.runtimeImagePrefix, bucket: opts.settings.s3.bucket });
     this.functions = new KubeFunctions({ objects, code, publicBaseUrl: opts.settings.publicBaseUrl, invalidate });
-    this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate });
+    this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate, ...(opts.settings.limits ? { limits: opts.settings.limits } : {}) });
     this.serving = new ServingCache({
       kubeConfig: opts.kubeConfig,
       onError: (name, err, delay) =>
