@@ -12,6 +12,7 @@ import type { ArtifactStore } from '../build/artifact-store.ts';
 import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
 import { ConfigError, loadControllerConfig, treeLimitsOf, type ControllerConfig } from '../config/config.ts';
 import { buildApp } from '../http/build-app.ts';
+import { startMetricsServer, type MetricsServer } from '../http/metrics-server.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
@@ -44,6 +45,8 @@ export interface ControllerServerOptions {
 export interface ControllerServer {
   readonly url: string;
   readonly port: number;
+  /** Where /metrics is served (SLESS_METRICS_PORT), apart from the public port. */
+  readonly metricsUrl: string;
   readonly app: FastifyInstance;
   readonly platform: KubernetesPlatform;
   readonly elector: LeaderElector;
@@ -99,6 +102,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     },
     limits: {
       functionsPerNamespace: config.maxFunctionsPerNamespace,
+      schedulesPerNamespace: config.maxSchedulesPerNamespace,
+      jobsPerNamespace: config.maxJobsPerNamespace,
       buildsPerNamespace: config.maxBuildsPerNamespace,
       syncShare: config.syncShare,
       maxReplicas: config.maxReplicas,
@@ -169,7 +174,8 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },
     rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
     platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
-    console: { exclude: config.consoleExclude },
+    console: { exclude: config.consoleExclude, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) },
+    serveMetrics: false,
     logger: { level: config.logLevel, stream: io.stdout },
   });
   const log = app.log.child({ component: 'controller' });
@@ -232,21 +238,28 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   // Competing for the Lease (and, once leading, listing every kind) does not wait for HTTP: listen()
   // compiles every route's schemas first (~0.5 s of CPU), while those requests wait on the API server.
   elector.start();
+  let metricsServer: MetricsServer;
   try {
     await app.listen({ host: options.host ?? '::', port: config.port });
+    metricsServer = await startMetricsServer({ registry, host: options.host ?? '::', port: config.metricsPort });
   } catch (err) {
     await elector.stop();
+    await app.close();
     await platform.close();
     throw err;
   }
   const port = (app.server.address() as AddressInfo).port;
   const startup = { modulesLoadedMs, servingMs: Math.round(performance.now()) };
-  log.info({ identity, lease: elector.lease, port, startup }, `serving on port ${port}; competing for Lease ${elector.lease} as ${identity}`);
+  log.info(
+    { identity, lease: elector.lease, port, metricsPort: metricsServer.port, startup },
+    `serving on port ${port} (/metrics on port ${metricsServer.port}); competing for Lease ${elector.lease} as ${identity}`,
+  );
 
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    metricsUrl: metricsServer.url,
     app,
     platform,
     elector,
@@ -258,6 +271,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
         // Leadership first, so the other replica starts reconciling while this one drains its requests.
         await elector.stop();
         await app.close();
+        await metricsServer.close();
         await platform.close();
         await logs.close?.();
       })();

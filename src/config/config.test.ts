@@ -60,6 +60,13 @@ describe('settings', () => {
     assert.ok(Object.isFrozen(c));
   });
 
+  it('serves /metrics on a port of its own: 9090 unless SLESS_METRICS_PORT or --metrics-port says otherwise', () => {
+    assert.equal(loadControllerConfig([], controllerEnv).metricsPort, 9090);
+    assert.equal(loadControllerConfig([], { ...controllerEnv, SLESS_METRICS_PORT: '9100' }).metricsPort, 9100);
+    assert.equal(loadControllerConfig(['--metrics-port', '0'], controllerEnv).metricsPort, 0);
+    assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_METRICS_PORT: 'metrics' }), /SLESS_METRICS_PORT/);
+  });
+
   it('reconciles every namespace unless SLESS_WATCH_NAMESPACE names one', () => {
     assert.equal(loadControllerConfig([], controllerEnv).watchNamespace, undefined);
     assert.equal(loadControllerConfig([], { ...controllerEnv, SLESS_WATCH_NAMESPACE: 'team-a' }).watchNamespace, 'team-a');

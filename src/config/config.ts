@@ -136,7 +136,14 @@ const controllerSpecs = {
     schema: dnsLabel.optional(),
     describe: 'reconcile only this namespace (default: every namespace; /fn and /v1 still serve all)',
   },
-  publicUrl: { env: 'SLESS_PUBLIC_URL', schema: z.url().optional(), describe: 'public base URL of this server, for status.url (e.g. https://fn.example.com)' },
+  metricsPort: {
+    flag: 'metrics-port',
+    env: 'SLESS_METRICS_PORT',
+    schema: port,
+    default: 9090,
+    describe: "port of the /metrics listener, apart from --port: its labels name every tenant's functions, so only Prometheus should reach it",
+  },
+  publicUrl: { env: 'SLESS_PUBLIC_URL', schema: z.url().optional(), describe: 'public base URL of this server, for status.url; https makes the console cookie Secure behind a TLS-terminating ingress (e.g. https://fn.example.com)' },
   cacheDir: { env: 'SLESS_CACHE_DIR', schema: z.string().min(1), default: path.join(os.tmpdir(), 'sless-cache'), describe: 'git cache of repository syncs' },
   ...controllerTuningSpecs,
 } satisfies Record<string, SettingSpec<unknown>>;

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import {
   DEFAULT_BUILDS_PER_NAMESPACE,
   DEFAULT_FUNCTIONS_PER_NAMESPACE,
+  DEFAULT_JOBS_PER_NAMESPACE,
+  DEFAULT_SCHEDULES_PER_NAMESPACE,
   DEFAULT_SYNC_CONCURRENCY,
   DEFAULT_APPLY_CONCURRENCY,
   DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
@@ -76,6 +78,18 @@ export const controllerTuningSpecs = {
   gitMaxFetchBytes: { env: 'SLESS_GIT_MAX_FETCH_BYTES', schema: positive, default: DEFAULT_MAX_FETCH_BYTES, describe: 'most bytes one git response of a sync may bring' },
   maxFunctionsPerRepository: { env: 'SLESS_MAX_FUNCTIONS_PER_REPOSITORY', schema: positive, default: DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, describe: 'most function folders one repository may hold' },
   maxFunctionsPerNamespace: { env: 'SLESS_MAX_FUNCTIONS_PER_NAMESPACE', schema: positive, default: DEFAULT_FUNCTIONS_PER_NAMESPACE, describe: 'most Functions one namespace may hold (git and /v1 together)' },
+  maxSchedulesPerNamespace: {
+    env: 'SLESS_MAX_SCHEDULES_PER_NAMESPACE',
+    schema: positive,
+    default: DEFAULT_SCHEDULES_PER_NAMESPACE,
+    describe: 'most cron schedules (CronJobs) one namespace may hold, git and /v1 together',
+  },
+  maxJobsPerNamespace: {
+    env: 'SLESS_MAX_JOBS_PER_NAMESPACE',
+    schema: positive,
+    default: DEFAULT_JOBS_PER_NAMESPACE,
+    describe: 'most jobs (FunctionJobs) one namespace may hold, git and /v1 together',
+  },
   maxSyncsPerNamespace: {
     env: 'SLESS_MAX_SYNCS_PER_NAMESPACE',
     schema: positive.optional(),

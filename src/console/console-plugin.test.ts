@@ -17,6 +17,8 @@ let token: string;
 const logs: string[] = [];
 const cookie = (tok = token) => ({ cookie: `sless_console=${tok}` });
 const browser = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+/** A link opened from outside any web page (typed, pasted, a terminal's link): Sec-Fetch-Site none. */
+const opened = { ...browser, 'sec-fetch-site': 'none' };
 
 before(async () => {
   t = await testApp({ console: { exclude: ['internal-*'] }, logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } });
@@ -60,9 +62,32 @@ describe('without a token', () => {
   });
 });
 
+describe('the cookie behind a TLS-terminating ingress (issue 31 item 7)', () => {
+  let behind: TestApp;
+  before(async () => {
+    behind = await testApp({ console: { publicUrl: 'https://fn.example.com' } });
+  });
+  after(() => behind.app.close());
+  // The ingress speaks https to the browser and plain http to the pod, under its own host name.
+  const viaIngress = { host: 'fn.example.com', 'x-forwarded-proto': 'https' };
+  it('is Secure when SLESS_PUBLIC_URL is https, though the request reached the pod over http', async () => {
+    const link = await behind.app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...opened, ...viaIngress } });
+    assert.equal(link.statusCode, 303);
+    assert.match(String(link.headers['set-cookie']), /; Secure; /);
+    const form = await behind.app.inject({ method: 'POST', url: '/funcs/_login', headers: { ...viaIngress, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://fn.example.com' }, payload: `token=${token}` });
+    assert.equal(form.statusCode, 303);
+    assert.match(String(form.headers['set-cookie']), /; Secure; /);
+  });
+  it('does not take X-Forwarded-Proto from the request on its own (a client can send any)', async () => {
+    const res = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...opened, ...viaIngress } });
+    assert.equal(res.statusCode, 303);
+    assert.doesNotMatch(String(res.headers['set-cookie']), /Secure/);
+  });
+});
+
 describe('logging in', () => {
   it('moves ?token= into an HttpOnly, SameSite=Strict cookie for /funcs and out of the URL', async () => {
-    const res = await app.inject({ url: `/funcs/${NS}?token=${token}&x=1`, headers: browser });
+    const res = await app.inject({ url: `/funcs/${NS}?token=${token}&x=1`, headers: opened });
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, `/funcs/${NS}?x=1`);
     const set = String(res.headers['set-cookie']);
@@ -71,7 +96,7 @@ describe('logging in', () => {
     assert.ok(maxAge > 3500 && maxAge <= 3600, `the cookie lives as long as the token (1 h), not ${maxAge} s`);
   });
   it('leaves Secure off on plain http to a host that is not this machine (browsers would drop it)', async () => {
-    const res = await app.inject({ url: `/funcs?token=${token}`, headers: { ...browser, host: 'sless.internal:8080' } });
+    const res = await app.inject({ url: `/funcs?token=${token}`, headers: { ...opened, host: 'sless.internal:8080' } });
     assert.doesNotMatch(String(res.headers['set-cookie']), /Secure/);
   });
   it('answers a script’s GET /funcs?token= with the caller’s functions, without a cookie or redirect', async () => {
@@ -84,7 +109,7 @@ describe('logging in', () => {
   });
   it('refuses a token that does not verify, and sets no cookie', async () => {
     const bad = await hs256Token({}, { secret: 'another-secret-of-enough-length-012345' });
-    const res = await app.inject({ url: `/funcs?token=${bad}`, headers: browser });
+    const res = await app.inject({ url: `/funcs?token=${bad}`, headers: opened });
     assert.equal(res.statusCode, 401);
     assert.equal(res.headers['set-cookie'], undefined);
     assert.match(res.body, /signature does not verify/);
@@ -94,6 +119,19 @@ describe('logging in', () => {
     await app.inject({ url: `/funcs?token=${token}` });
     assert.ok(logs.some((l) => l.includes('token=[redacted]')), 'the request line is logged, redacted');
     assert.ok(!logs.some((l) => l.includes(token)));
+  });
+  it('sets no cookie for a ?token= link followed from another site (login CSRF, issue 31 item 11)', async () => {
+    for (const site of [{ 'sec-fetch-site': 'cross-site', referer: 'https://evil.example/' }, { 'sec-fetch-site': 'same-site' }, {}]) {
+      const res = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...browser, ...site } });
+      assert.equal(res.headers['set-cookie'], undefined, `no cookie for ${JSON.stringify(site)}`);
+      assert.equal(res.statusCode, 403);
+      assert.match(res.body, /a link from another site cannot log you in/);
+      assert.match(res.body, /<form class="login" method="post" action="\/funcs\/_login">/, 'the login form is offered instead');
+      assert.ok(!res.body.includes(token), 'the token is not echoed into the page');
+    }
+    const sameOrigin = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...browser, 'sec-fetch-site': 'same-origin' } });
+    assert.equal(sameOrigin.statusCode, 303);
+    assert.match(String(sameOrigin.headers['set-cookie']), /^sless_console=/);
   });
   it('takes a pasted token from the login form and goes to the caller’s namespace', async () => {
     const res = await app.inject({ method: 'POST', url: '/funcs/_login', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost:80' }, payload: `token=${token}&next=%2Ffuncs` });

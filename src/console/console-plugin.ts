@@ -23,6 +23,7 @@ import {
   CSRF_FIELD,
   CSRF_HEADER,
   foreignRequest,
+  linkLoginProblem,
   secureCookieFor,
   sessionCookie,
   tokenOf,
@@ -40,6 +41,8 @@ export interface ConsolePluginOptions {
   readonly access: NamespaceAccess;
   /** SLESS_CONSOLE_EXCLUDE: names or globs of functions the console does not show. */
   readonly exclude?: readonly string[];
+  /** SLESS_PUBLIC_URL: https makes the cookie Secure behind a TLS-terminating ingress. */
+  readonly publicUrl?: string;
   readonly now?: () => number;
 }
 
@@ -103,7 +106,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     return payload;
   });
 
-  const secure = (request: FastifyRequest) => secureCookieFor(request.protocol, request.hostname);
+  const secure = (request: FastifyRequest) => secureCookieFor(request.protocol, request.hostname, opts.publicUrl);
   const cookieName = (request: FastifyRequest) => cookieNameFor(request.port);
   const newSession = (request: FastifyRequest, token: string) => sessionCookie(token, { secure: secure(request), name: cookieName(request) });
   const endedSession = (request: FastifyRequest) => clearedCookie(secure(request), cookieName(request));
@@ -117,6 +120,11 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     if (answerOf(request) !== 'html') {
       queryTokens.set(request, { token: loginToken(token), via: 'query' });
       return;
+    }
+    const crossSite = linkLoginProblem(headerOf(request, 'sec-fetch-site'));
+    if (crossSite) {
+      const next = safeBack(request.url.split('?')[0], '/funcs');
+      return reply.code(403).type('text/html; charset=utf-8').send(render('login', { title: 'Log in', problem: crossSite, next }));
     }
     await access.identify(() => loginToken(token));
     const url = new URL(request.url, 'http://console.invalid');

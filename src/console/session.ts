@@ -67,8 +67,25 @@ function expiryOf(token: string): number | undefined {
   }
 }
 
-export function secureCookieFor(protocol: string, hostname: string): boolean {
+/**
+ * Whether the session cookie is Secure. Behind a TLS-terminating ingress the request reaches sless
+ * over plain http, so the scheme browsers see comes from configuration: SLESS_PUBLIC_URL being https
+ * (X-Forwarded-Proto is believed only where the app trusts its proxy, and then `protocol` says https).
+ */
+export function secureCookieFor(protocol: string, hostname: string, publicUrl?: string): boolean {
+  if (publicUrl?.toLowerCase().startsWith('https:') === true) return true;
   return protocol === 'https' || ['localhost', '127.0.0.1', '[::1]', '::1'].includes(hostname) || hostname.endsWith('.localhost');
+}
+
+/**
+ * Why a `?token=` link may not log this browser in, or undefined. A link opened from outside any page
+ * (typed, pasted, a terminal: Sec-Fetch-Site none) or from the console itself may; one followed from
+ * another site, or from a browser that does not say where it comes from, may not: a page elsewhere
+ * could otherwise log a victim into the attacker's namespace (login CSRF).
+ */
+export function linkLoginProblem(fetchSite: string | undefined): string | undefined {
+  if (fetchSite === 'none' || fetchSite === 'same-origin') return undefined;
+  return 'a link from another site cannot log you in; paste the token below, or open the link by typing or pasting it into the address bar';
 }
 
 /**

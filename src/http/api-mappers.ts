@@ -13,7 +13,24 @@ import type {
 } from '../platform/types.ts';
 import type { BuildRecord, InvocationRecord } from '../store/types.ts';
 import { resolveScale, scaleProblems, type ScaleInput } from '../scale/scale-spec.ts';
+import { envValueProblem, eventProblem } from '../manifest/value-rules.ts';
 import { HttpError } from './errors.ts';
+
+/** The env a body carries, refused with 400 when a value could not reach the function (value-rules.ts). */
+function checkedEnv(env: Record<string, string> | undefined): Record<string, string> | undefined {
+  for (const [key, value] of Object.entries(env ?? {})) {
+    const why = envValueProblem(value);
+    if (why !== undefined) throw new HttpError('bad_request', `env_vars.${key}: ${why}`);
+  }
+  return env;
+}
+
+/** The event a body carries, refused with 400 when it nests too deeply (value-rules.ts). */
+function checkedEvent<T>(event: T): T {
+  const why = event === undefined ? undefined : eventProblem(event);
+  if (why !== undefined) throw new HttpError('bad_request', `event_json: ${why}`);
+  return event;
+}
 
 export interface FunctionBody {
   name?: string;
@@ -41,7 +58,7 @@ export function functionInput(name: string, body: FunctionBody & { runtime: Runt
     entrypoint: body.entrypoint,
     memoryMb: body.memory_mb,
     timeoutSec: body.timeout_sec,
-    env: body.env_vars,
+    env: checkedEnv(body.env_vars),
     envFromSecrets: body.env_from_secrets,
     httpEnabled: body.http_enabled,
     scale: body.scale,
@@ -59,7 +76,7 @@ export function functionUpdateInput(current: FunctionRecord, body: FunctionBody)
     entrypoint: body.entrypoint ?? current.entrypoint,
     memoryMb: body.memory_mb ?? current.memoryMb,
     timeoutSec: body.timeout_sec ?? current.timeoutSec,
-    env: body.env_vars ?? current.env,
+    env: checkedEnv(body.env_vars) ?? current.env,
     envFromSecrets: body.env_from_secrets ?? current.envFromSecrets,
     httpEnabled: body.http_enabled,
     // A PUT without scale keeps it; one with scale replaces it whole (fields left out: defaults).
@@ -129,7 +146,7 @@ export function triggerInput(body: TriggerBody): TriggerInput {
     functionRef: body.function_ref,
     schedule: body.schedule,
     timezone: body.timezone,
-    eventJson: body.event_json,
+    eventJson: checkedEvent(body.event_json),
     enabled: body.enabled,
   };
 }
@@ -158,7 +175,7 @@ export interface JobBody {
 }
 
 export function jobInput(body: JobBody): JobInput {
-  const event = body.event_json;
+  const event = checkedEvent(body.event_json);
   return {
     name: body.name,
     functionRef: body.function_ref,

@@ -22,7 +22,12 @@ const functionFields = {
   entrypoint: { type: 'string', minLength: 1, maxLength: 253 },
   memory_mb: { type: 'integer', minimum: 64, maximum: 8192 },
   timeout_sec: { type: 'integer', minimum: 1, maximum: 900 },
-  env_vars: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, additionalProperties: str },
+  env_vars: {
+    type: 'object',
+    description: 'plain environment variables; a value may not hold a NUL byte',
+    propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    additionalProperties: str,
+  },
   env_from_secrets: { type: 'array', items: label(253), maxItems: 64 },
   http_enabled: bool,
   scale: {
@@ -94,7 +99,7 @@ export const triggerCreateSchema = {
     function_ref: label(53),
     schedule: { type: 'string', minLength: 1, maxLength: 100 },
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
-    event_json: { type: 'string', description: 'JSON text handed to the handler as its event' },
+    event_json: { type: 'string', description: 'JSON text handed to the handler as its event (nested at most 64 levels)' },
     enabled: bool,
   },
 } as const;
@@ -131,7 +136,7 @@ export const jobCreateSchema = {
     name: label(63),
     function_ref: label(53),
     event_json: {
-      description: 'the event: JSON text, or any JSON value (then serialized)',
+      description: 'the event: JSON text, or any JSON value (then serialized); nested at most 64 levels',
       type: ['string', 'object', 'array', 'number', 'boolean', 'null'],
     },
     run_id: { type: 'integer', minimum: 0 },

@@ -62,6 +62,11 @@ export interface AppDeps {
   readonly limits?: Partial<AppLimits>;
   /** pino options; false for none. Default: info level to stdout. */
   readonly logger?: { readonly level?: string; readonly stream?: { write(msg: string): void } } | false;
+  /**
+   * Serve /metrics on this app's listener (default true: `sless dev`, a single user on loopback). The
+   * controller serves it on SLESS_METRICS_PORT instead (metrics-server.ts): its labels name every tenant's functions.
+   */
+  readonly serveMetrics?: boolean;
   /** Trust X-Forwarded-* from a front proxy (for request.ip / protocol). Default false. */
   readonly trustProxy?: boolean;
   /** Upstream connection pool for /fn; default a keep-alive Agent the app closes on close(). */
@@ -70,8 +75,12 @@ export interface AppDeps {
   readonly rateLimits?: RateLimits;
   /** Namespaces no token may act in besides kube-system, kube-public, kube-node-lease (the controller's and the builds'); none for `sless dev`. */
   readonly platformNamespaces?: PlatformNamespaces;
-  /** The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE). */
-  readonly console?: { readonly exclude?: readonly string[] };
+  /**
+   * The web console at /funcs: functions it hides (SLESS_CONSOLE_EXCLUDE), and the public URL
+   * (SLESS_PUBLIC_URL): when https, its cookie is Secure even though a TLS-terminating ingress
+   * forwards plain http.
+   */
+  readonly console?: { readonly exclude?: readonly string[]; readonly publicUrl?: string };
 }
 
 export const REDACTED_PATHS = [
@@ -150,7 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.log.warn('AUTH IS INSECURE: /v1 accepts unsigned and unverified JWTs (SLESS_AUTH_INSECURE=1); never expose this server');
   }
 
-  await app.register(healthPlugin, { platform: deps.platform, registry: deps.registry, store: deps.storeHealth });
+  await app.register(healthPlugin, { platform: deps.platform, registry: deps.registry, store: deps.storeHealth, metrics: deps.serveMetrics ?? true });
   const proxyContext: ProxyContext = {
     platform: deps.platform,
     invocationLog: deps.invocationLog,
@@ -218,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     buildLog: deps.buildLog,
     access,
     exclude: deps.console?.exclude ?? [],
+    ...(deps.console?.publicUrl ? { publicUrl: deps.console.publicUrl } : {}),
   });
   return app;
 }

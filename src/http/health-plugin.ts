@@ -1,5 +1,6 @@
 // /healthz: the process answers. /readyz: the platform is ready and the database (when one is
-// configured) answers. /metrics: the prom-client registry in Prometheus text format.
+// configured) answers. /metrics: the prom-client registry in Prometheus text format, unless the
+// metrics have a listener of their own (the controller's SLESS_METRICS_PORT: metrics-server.ts).
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Platform } from '../platform/types.ts';
@@ -9,6 +10,8 @@ export interface HealthPluginOptions {
   readonly platform: Platform;
   readonly registry: Registry;
   readonly store?: StoreHealth;
+  /** Serve /metrics here (false where metrics-server.ts serves it on another port). */
+  readonly metrics: boolean;
 }
 
 export function healthPlugin(app: FastifyInstance, opts: HealthPluginOptions, done: (err?: Error) => void): void {
@@ -25,9 +28,11 @@ export function healthPlugin(app: FastifyInstance, opts: HealthPluginOptions, do
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks });
   });
 
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
-    const text = await opts.registry.metrics();
-    return reply.type(opts.registry.contentType).send(text);
-  });
+  if (opts.metrics) {
+    app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
+      const text = await opts.registry.metrics();
+      return reply.type(opts.registry.contentType).send(text);
+    });
+  }
   done();
 }

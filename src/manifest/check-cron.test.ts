@@ -17,6 +17,10 @@ describe('checkCron: the syntax both Kubernetes CronJobs and croner accept', () 
     '@monthly',
     '@yearly',
     '@annually',
+    '0 0 29 2 *', // a leap day: fires every four years
+    '0 0 30 2 1', // day-of-month or Monday: both restricted, either matches
+    '0 0 28-31 2 *',
+    '0 0 31 1/2 *',
   ];
   for (const expr of valid) it(`accepts "${expr}"`, () => assert.equal(checkCron(expr), undefined));
 
@@ -37,6 +41,10 @@ describe('checkCron: the syntax both Kubernetes CronJobs and croner accept', () 
     ['? * * * *', /"\?" is allowed only/],
     ['0 0 * * FOO', /"FOO" is not a number 0\.\.6 or a name/],
     ['@midnight', /unknown descriptor/],
+    // Never fires: refused here, before croner looks for the next date (it overflowed its stack on the first).
+    ['0 0 31 4,6,9,11 *', /never fires: day 31 does not exist in month 4,6,9,11/],
+    ['0 0 30 2 *', /never fires/],
+    ['0 0 30-31 feb ?', /never fires/],
     ['@every 5m', /unknown descriptor/],
     ['CRON_TZ=UTC 0 3 * * *', /6 field\(s\)/],
   ];

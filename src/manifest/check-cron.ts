@@ -65,12 +65,51 @@ function checkCronOnce(expr: string): string | undefined {
       if (why !== undefined) return `${rule.label} field "${field}": ${why}`;
     }
   }
+  const never = trimmed.startsWith('@') ? undefined : neverFires(trimmed.split(/\s+/));
+  if (never !== undefined) return `"${expr}" never fires: ${never}`;
+  let next: Date | null;
   try {
-    new Cron(trimmed, { paused: true });
+    next = new Cron(trimmed, { paused: true }).nextRun();
   } catch (error) {
+    // croner recurses month by month looking for a date; one that does not exist overflows its stack.
     return `"${expr}" is not a valid cron expression: ${(error as Error).message}`;
   }
+  if (next === null) return `"${expr}" never fires: no date matches it`;
   return undefined;
+}
+
+/** Days in each month, February counted in a leap year (a schedule for the 29th fires every 4 years). */
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Why five (already checked) fields never match a date, or undefined. Both cron implementations
+ * match a day when day-of-month AND day-of-week match if either of them is `*` or `?`, else when
+ * either matches (a weekday exists in every month); so a schedule never fires exactly when
+ * day-of-week is unrestricted and no chosen day-of-month exists in any chosen month (`31 4,6,9,11`).
+ */
+function neverFires(fields: readonly string[]): string | undefined {
+  const [, , dom = '*', month = '*', dow = '*'] = fields;
+  if (!/^[*?]/.test(dow)) return undefined;
+  const days = valuesOf(dom, FIELDS[2]);
+  const months = valuesOf(month, FIELDS[3]);
+  const fits = months.some((m) => days.some((d) => d <= (MONTH_DAYS[m - 1] ?? 31)));
+  return fits ? undefined : `day ${dom} does not exist in month ${month}`;
+}
+
+/** Every value a checked field selects (`*`, `?`, lists, ranges, steps, names). */
+function valuesOf(field: string, rule: FieldRule | undefined): number[] {
+  if (rule === undefined) return [];
+  const values = new Set<number>();
+  for (const item of field.split(',')) {
+    const [range = '*', step = '1'] = item.split('/');
+    const [low = '', high] = range.split('-');
+    const wild = range === '*' || range === '?';
+    const from = wild ? rule.min : (valueOf(low, rule) ?? rule.min);
+    // `a/s` runs from a to the field's end, as in both implementations.
+    const to = wild || (high === undefined && item.includes('/')) ? rule.max : (valueOf(high ?? low, rule) ?? from);
+    for (let v = from; v <= to; v += Number(step)) values.add(v);
+  }
+  return [...values];
 }
 
 function checkField(field: string, rule: FieldRule): string | undefined {

@@ -19,5 +19,13 @@ export const REPOSITORY_DEFAULTS = {
 
 export const TRIGGER_DEFAULTS = { enabled: true } as const;
 
+/**
+ * The most schedules and jobs one function.yaml may declare: each schedule is a CronJob and each job
+ * run a Job in the cluster, outside the build and sync shares. Fixed in the function.yaml contract
+ * (like memory_mb's range) so that `sless validate`, `sless dev` and every cluster agree; the
+ * operator's settings cap a namespace (SLESS_MAX_SCHEDULES_PER_NAMESPACE, SLESS_MAX_JOBS_PER_NAMESPACE).
+ */
+export const MANIFEST_LIMITS = { schedulesPerFunction: 20, jobsPerFunction: 20 } as const;
+
 /** A job made through /v1 without run_id runs once. */
 export const JOB_DEFAULTS = { runId: 1 } as const;

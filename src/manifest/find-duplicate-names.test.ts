@@ -61,4 +61,47 @@ describe('findDuplicateNames', () => {
     const [, other] = findDuplicateNames([root, entry('fns/api', 'runtime: go1.23')]);
     assert.match(other?.problems[0]?.message ?? '', /used by function\.yaml;/);
   });
+
+  it('function a job b-c and function a-b job c would both be FunctionJob a-b-c: both refused, naming each other (issue 31 item 8)', () => {
+    const entries = [
+      entry('fns/a', 'runtime: go1.23\njobs: [{name: b-c, run_id: 1}]'),
+      entry('fns/a-b', 'runtime: go1.23\njobs: [{name: c, run_id: 1}]'),
+      entry('fns/fine', 'runtime: go1.23\njobs: [{name: c, run_id: 1}]'),
+    ];
+    const [a, ab, fine] = findDuplicateNames(entries);
+    assert.equal(a?.manifest, undefined);
+    assert.equal(ab?.manifest, undefined);
+    assert.deepEqual(a?.problems.map(formatProblem), [
+      'fns/a/function.yaml: jobs[0].name: job "b-c" of function "a" becomes FunctionJob "a-b-c", the same name as job "c" of function "a-b" (fns/a-b/function.yaml); rename one: neither is deployed until then',
+    ]);
+    assert.deepEqual(ab?.problems.map(formatProblem), [
+      'fns/a-b/function.yaml: jobs[0].name: job "c" of function "a-b" becomes FunctionJob "a-b-c", the same name as job "b-c" of function "a" (fns/a/function.yaml); rename one: neither is deployed until then',
+    ]);
+    assert.deepEqual(fine, entries[2], 'the rest is unaffected');
+  });
+
+  it('schedule http of x and the http trigger of x-cron would both be Trigger x-cron-http: both refused (issue 31 item 8)', () => {
+    const entries = [
+      entry('fns/x', 'runtime: go1.23\nschedules: [{name: http, cron: "@daily"}]'),
+      entry('fns/x-cron', 'runtime: go1.23'),
+    ];
+    const [x, xCron] = findDuplicateNames(entries);
+    assert.equal(x?.manifest, undefined);
+    assert.equal(xCron?.manifest, undefined);
+    assert.deepEqual(x?.problems.map(formatProblem), [
+      'fns/x/function.yaml: schedules[0].name: schedule "http" of function "x" becomes Trigger "x-cron-http", the same name as the http trigger of function "x-cron" (fns/x-cron/function.yaml); rename one: neither is deployed until then',
+    ]);
+    assert.deepEqual(xCron?.problems.map(formatProblem), [
+      'fns/x-cron/function.yaml: http: the http trigger of function "x-cron" becomes Trigger "x-cron-http", the same name as schedule "http" of function "x" (fns/x/function.yaml); rename one: neither is deployed until then',
+    ]);
+  });
+
+  it('the common names are kept: <fn>-http, <fn>-cron-<schedule>, <fn>-<job> side by side do not clash', () => {
+    const entries = [
+      entry('fns/api', 'runtime: go1.23\nschedules: [{name: nightly, cron: "@daily"}]\njobs: [{name: seed, run_id: 1}, {name: http, run_id: 1}]'),
+      entry('fns/api-seed', 'runtime: go1.23'),
+    ];
+    assert.deepEqual(findDuplicateNames(entries), entries, 'job "http" is a FunctionJob, the http trigger a Trigger: other kinds, no clash');
+  });
 });
+

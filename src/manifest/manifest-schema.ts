@@ -2,9 +2,10 @@
 // because a misspelt key (`memory: 512`) silently ignored is worse than a failed sync.
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { FUNCTION_DEFAULTS } from './defaults.ts';
+import { FUNCTION_DEFAULTS, MANIFEST_LIMITS } from './defaults.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { checkCron, checkTimezone } from './check-cron.ts';
+import { envValueProblem, eventProblem } from './value-rules.ts';
 
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -61,8 +62,16 @@ const repoPath = z.string().transform((raw, ctx) => {
   return normal;
 });
 
-/** Plain JSON only: YAML's .inf/.nan have no JSON form and would reach handlers as null. */
+/**
+ * Plain JSON only: YAML's .inf/.nan have no JSON form and would reach handlers as null. Nested at most
+ * MAX_EVENT_DEPTH deep (checked first, without recursion), so the walk below stays shallow.
+ */
 const jsonValue = z.unknown().superRefine((value, ctx) => {
+  const tooDeep = eventProblem(value);
+  if (tooDeep !== undefined) {
+    ctx.addIssue({ code: 'custom', message: tooDeep });
+    return;
+  }
   const walk = (v: unknown, path: (string | number)[]): void => {
     if (typeof v === 'number' && !Number.isFinite(v)) {
       ctx.addIssue({ code: 'custom', path, message: `${String(v)} has no JSON form` });
@@ -111,7 +120,10 @@ export const manifestSchema = z.strictObject({
   entrypoint: z.string().optional(),
   memory_mb: intIn(64, 8192).default(FUNCTION_DEFAULTS.memoryMb),
   timeout_sec: intIn(1, 900).default(FUNCTION_DEFAULTS.timeoutSec),
-  env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' })).default({}),
+  env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' }).superRefine((value, ctx) => {
+    const why = envValueProblem(value);
+    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+  })).default({}),
   env_from_secrets: z
     .array(
       z
@@ -124,8 +136,14 @@ export const manifestSchema = z.strictObject({
   ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
   http: z.strictObject({ enabled: z.boolean().default(FUNCTION_DEFAULTS.httpEnabled) }).default({ enabled: FUNCTION_DEFAULTS.httpEnabled }),
   scale: scale.optional(),
-  schedules: z.array(schedule).default([]),
-  jobs: z.array(job).default([]),
+  schedules: z
+    .array(schedule)
+    .max(MANIFEST_LIMITS.schedulesPerFunction, { error: (issue) => `${String((issue.input as unknown[]).length)} schedules; a function may declare at most ${MANIFEST_LIMITS.schedulesPerFunction} (each is a CronJob)` })
+    .default([]),
+  jobs: z
+    .array(job)
+    .max(MANIFEST_LIMITS.jobsPerFunction, { error: (issue) => `${String((issue.input as unknown[]).length)} jobs; a function may declare at most ${MANIFEST_LIMITS.jobsPerFunction} (each run is a Job)` })
+    .default([]),
 });
 
 /** The keys each mapping may hold, for "unknown key" messages; keyed by the path with indexes dropped. */

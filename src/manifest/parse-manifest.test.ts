@@ -454,6 +454,48 @@ describe('parseManifest: YAML that is refused before validation', () => {
     assert.deepEqual(parse(text).problems, []);
   });
 
+  it('an event nested 15,000 deep is one problem of this file, with its line (issue 31 item 9)', () => {
+    const deep = `${'['.repeat(15_000)}${']'.repeat(15_000)}`;
+    const result = parse(`runtime: nodejs20\njobs:\n  - name: seed\n    run_id: 1\n    event: ${deep}\n`);
+    assert.equal(result.manifest, undefined);
+    assert.equal(result.problems.length, 1, JSON.stringify(result.problems.map(formatProblem)));
+    assert.equal(result.problems[0]?.line, 5);
+    assert.match(result.problems[0]?.message ?? '', /more than 256 "\[" or "\{" open at once; a value may nest at most 64 levels/);
+  });
+
+  it('an event nested past 64 levels is refused with its key; 64 levels are fine', () => {
+    const nest = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    assertProblems(`runtime: nodejs20\nschedules:\n  - name: tick\n    cron: "* * * * *"\n    event: ${nest(65)}\n`, [
+      [5, 'schedules[0].event', /nested deeper than 64 levels/],
+    ]);
+    assert.deepEqual(parse(`runtime: nodejs20\njobs:\n  - name: seed\n    run_id: 1\n    event: ${nest(64)}\n`).problems, []);
+    const block = Array.from({ length: 70 }, (_, i) => `${' '.repeat(6 + 2 * i)}k${i}:`).join('\n');
+    assertProblems(`runtime: nodejs20\njobs:\n  - name: seed\n    run_id: 1\n    event:\n${block} 1\n`, [
+      [5, 'jobs[0].event', /nested deeper than 64 levels/],
+    ]);
+  });
+
+  it('more schedules or jobs than a function may declare are refused at their key (issue 31 item 5)', () => {
+    const schedules = Array.from({ length: 21 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
+    const jobs = Array.from({ length: 21 }, (_, i) => `  - {name: j${i}, run_id: 1}`).join('\n');
+    assertProblems(`runtime: nodejs20\nschedules:\n${schedules}\njobs:\n${jobs}\n`, [
+      [2, 'schedules', /21 schedules; a function may declare at most 20 \(each is a CronJob\)/],
+      [24, 'jobs', /21 jobs; a function may declare at most 20 \(each run is a Job\)/],
+    ]);
+    const twenty = Array.from({ length: 20 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
+    assert.deepEqual(parse(`runtime: nodejs20\nschedules:\n${twenty}\n`).problems, []);
+  });
+
+  it('an env value with a NUL byte is refused (issue 31 item 14)', () => {
+    assertProblems('runtime: nodejs20\nenv:\n  A: "x\\0y"\n', [[3, 'env.A', /NUL byte/]]);
+  });
+
+  it('a schedule that never fires is refused with its line (issue 31 item 10)', () => {
+    assertProblems('runtime: nodejs20\nschedules:\n  - name: never\n    cron: "0 0 31 4,6,9,11 *"\n', [
+      [4, 'schedules[0].cron', /never fires/],
+    ]);
+  });
+
   it('"__proto__" is an unknown key like any other, and pollutes nothing', () => {
     assertProblems('runtime: nodejs20\n__proto__:\n  polluted: true\n', [[2, '__proto__', /unknown key/]]);
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);

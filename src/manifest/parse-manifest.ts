@@ -32,6 +32,7 @@ import { crossCheck } from './cross-check.ts';
 import { compactScale } from '../scale/scale-spec.ts';
 import { rememberNameLine } from './name-lines.ts';
 import { plainToJS, readPlainYaml } from './plain-yaml.ts';
+import { lineOfExcessBrackets, MAX_EVENT_DEPTH, MAX_OPEN_BRACKETS } from './value-rules.ts';
 import type { FunctionManifest, ManifestProblem } from './types.ts';
 
 export const MAX_MANIFEST_BYTES = 64 * 1024;
@@ -65,7 +66,20 @@ export function parseManifest(text: string, opts: ParseManifestOptions): ParsedM
     const message = `file is ${bytes} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit for function.yaml; move data into the function's code`;
     return { problems: [problem(0, '', message)], name: dirName };
   }
-  return parsePlainManifest(text, opts) ?? parseYamlManifest(text, opts);
+  // Nesting is bounded per value (MAX_EVENT_DEPTH); text far past it never reaches a parser, whose
+  // recursion would spend the stack (a RangeError) and a second of CPU on it.
+  const deepLine = lineOfExcessBrackets(text);
+  if (deepLine !== undefined) {
+    const message = `more than ${MAX_OPEN_BRACKETS} "[" or "{" open at once; a value may nest at most ${MAX_EVENT_DEPTH} levels of arrays and objects`;
+    return { problems: [problem(deepLine, '', message)], name: dirName };
+  }
+  try {
+    return parsePlainManifest(text, opts) ?? parseYamlManifest(text, opts);
+  } catch (error) {
+    // The last line of defence: whatever a hostile file does to a parser fails this file only.
+    if (!(error instanceof RangeError)) throw error;
+    return { problems: [problem(0, '', `the file cannot be read: ${error.message}; it nests too deeply`)], name: dirName };
+  }
 }
 
 /**
@@ -157,6 +171,8 @@ function yamlMessage(code: string, message: string, source: string): string {
       return `duplicate key ${source}; each key may appear once in a mapping`;
     case 'MULTIPLE_DOCS':
       return 'the file holds more than one YAML document ("---"); a function.yaml holds exactly one';
+    case 'RESOURCE_EXHAUSTION':
+      return `YAML nested too deeply to read (${message.split(' at line')[0]}); a value may nest at most ${MAX_EVENT_DEPTH} levels`;
     case 'TAG_RESOLVE_FAILED':
       return `${message}; function.yaml takes plain YAML without custom tags`;
     default:

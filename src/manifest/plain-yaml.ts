@@ -10,6 +10,8 @@
 // string, null, a boolean, a plain decimal int or a plain float. What it accepts it reads exactly as
 // `yaml`'s parseDocument(…, {version: '1.2', schema: 'core'}) does (test: plain-yaml.test.ts).
 
+import { MAX_EVENT_DEPTH } from './value-rules.ts';
+
 export type PlainNode = PlainScalar | PlainMap | PlainSeq;
 
 export interface PlainScalar {
@@ -228,6 +230,8 @@ function coreValue(text: string): string | number | boolean | null {
 /** One-line flow collections: `[a, "b", [1, 2]]`, `{kind: tick, input: [1, 2]}`. */
 class FlowReader {
   private i = 0;
+  /** Open collections around the reader; deeper than MAX_EVENT_DEPTH is left to the full parser (and refused there). */
+  private depth = 0;
 
   constructor(private readonly text: string) {}
 
@@ -249,19 +253,29 @@ class FlowReader {
     return this.plain();
   }
 
+  private enter(): void {
+    this.depth++;
+    if (this.depth > MAX_EVENT_DEPTH) throw new NotPlain();
+  }
+
   private seq(): PlainSeq {
+    this.enter();
     this.i++;
     const items: PlainNode[] = [];
     this.spaces();
     if (this.text[this.i] === ']') {
       this.i++;
+      this.depth--;
       return { kind: 'seq', items };
     }
     for (;;) {
       items.push(this.value());
       this.spaces();
       const c = this.text[this.i++];
-      if (c === ']') return { kind: 'seq', items };
+      if (c === ']') {
+        this.depth--;
+        return { kind: 'seq', items };
+      }
       if (c !== ',') throw new NotPlain();
       this.spaces();
       if (this.text[this.i] === ']') throw new NotPlain(); // a trailing comma: left to the full parser
@@ -269,11 +283,13 @@ class FlowReader {
   }
 
   private map(): PlainMap {
+    this.enter();
     this.i++;
     const entries = new Map<string, { line: number; value: PlainNode }>();
     this.spaces();
     if (this.text[this.i] === '}') {
       this.i++;
+      this.depth--;
       return { kind: 'map', entries };
     }
     for (;;) {
@@ -285,7 +301,10 @@ class FlowReader {
       entries.set(key, { line: 0, value: this.value() });
       this.spaces();
       const c = this.text[this.i++];
-      if (c === '}') return { kind: 'map', entries };
+      if (c === '}') {
+        this.depth--;
+        return { kind: 'map', entries };
+      }
       if (c !== ',') throw new NotPlain();
     }
   }

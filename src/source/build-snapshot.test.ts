@@ -173,3 +173,18 @@ describe('SnapshotBuilder', () => {
     assert.deepEqual(await builder.build(new WorkTree(dir)), await buildSnapshot(new WorkTree(dir)));
   });
 });
+
+describe('hostile manifests fail their own folder only (issue 31 items 9, 10)', () => {
+  it('an event nested 15,000 deep and a cron that never fires: those functions broken, the sibling whole', async () => {
+    const s = await snapshotOf({
+      'functions/deep/function.yaml': `${NODE}jobs: [{name: seed, run_id: 1, event: ${'['.repeat(15_000)}${']'.repeat(15_000)}}]\n`,
+      'functions/never/function.yaml': `${NODE}schedules: [{name: april, cron: "0 0 31 4 *"}]\n`,
+      'functions/healthy/function.yaml': NODE,
+    });
+    assert.equal(byName(s, 'deep').manifest, undefined);
+    assert.match(byName(s, 'deep').problems[0]?.message ?? '', /more than 256 "\[" or "\{" open at once/);
+    assert.equal(byName(s, 'never').manifest, undefined);
+    assert.match(byName(s, 'never').problems[0]?.message ?? '', /never fires/);
+    assert.ok(byName(s, 'healthy').manifest, 'the healthy sibling is read and deployed');
+  });
+});

@@ -42,6 +42,8 @@ export interface ControllerProcess {
   readonly child: ChildProcess;
   readonly pid: number;
   readonly port: number;
+  /** Its /metrics listener (SLESS_METRICS_PORT). */
+  readonly metricsPort: number;
   readonly log: string[];
   /** SIGTERM, then SIGKILL after 15 s; resolves when it has exited. */
   stop(): Promise<void>;
@@ -52,7 +54,8 @@ export interface ControllerProcess {
 /** `logFile`: every line the controller prints is appended there too (the in-memory tail keeps only the last 200 chunks). */
 export async function startControllerProcess(opts: { bin: string; cwd: string; kubeconfig: string; env: NodeJS.ProcessEnv; logFile?: string }): Promise<ControllerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [opts.bin, 'controller', '--port', String(port), '--kubeconfig', opts.kubeconfig], {
+  const metricsPort = await freePort();
+  const child = spawn(process.execPath, [opts.bin, 'controller', '--port', String(port), '--metrics-port', String(metricsPort), '--kubeconfig', opts.kubeconfig], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,6 +75,7 @@ export async function startControllerProcess(opts: { bin: string; cwd: string; k
     child,
     pid: child.pid!,
     port,
+    metricsPort,
     log,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -82,7 +86,7 @@ export async function startControllerProcess(opts: { bin: string; cwd: string; k
     },
     async metric(name) {
       try {
-        const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+        const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
         const text = await res.text();
         const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
         return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : undefined;

@@ -55,8 +55,8 @@ async function v8Of(port: number): Promise<Pick<MemorySample, 'heapTotalMb' | 'h
   }
 }
 
-export async function sampleMemory(c: Pick<ControllerProcess, 'pid' | 'port'>, t = 0): Promise<MemorySample> {
-  const [status, v8] = await Promise.all([statusOf(c.pid), v8Of(c.port)]);
+export async function sampleMemory(c: Pick<ControllerProcess, 'pid' | 'metricsPort'>, t = 0): Promise<MemorySample> {
+  const [status, v8] = await Promise.all([statusOf(c.pid), v8Of(c.metricsPort)]);
   const nativeMb = v8?.heapTotalMb === undefined ? undefined : Math.round((status.anonMb - v8.heapTotalMb) * 10) / 10;
   return { t, ...status, ...v8, ...(nativeMb === undefined ? {} : { nativeMb }) };
 }
@@ -68,7 +68,7 @@ export function describeSample(s: MemorySample): string {
 }
 
 /** Samples `current()` every `everyMs` until stopped; a controller that is not running is skipped. */
-export function traceMemory(current: () => Pick<ControllerProcess, 'pid' | 'port'> | undefined, everyMs = 2000) {
+export function traceMemory(current: () => Pick<ControllerProcess, 'pid' | 'metricsPort'> | undefined, everyMs = 2000) {
   const samples: MemorySample[] = [];
   const start = Date.now();
   let stopped = false;

@@ -44,7 +44,7 @@ runBench(async (life) => {
     ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
     ...(values['controller-log'] ? { controllerLog: values['controller-log'] } : {}),
   });
-  let running: { pid: number; port: number } | undefined = await bench.startController();
+  let running: { pid: number; metricsPort: number } | undefined = await bench.startController();
   const idle = await sampleMemory(running);
   log(`controller started, no repositories yet: ${describeSample(idle)}`);
   const memory = traceMemory(() => running, Number(values['memory-every']));

@@ -3,7 +3,7 @@
 import type { ControllerProcess } from './controller-bench-kit.ts';
 
 async function metrics(c: ControllerProcess): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${c.port}/metrics`);
+  const res = await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`);
   return res.text();
 }
 

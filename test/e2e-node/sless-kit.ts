@@ -91,6 +91,7 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
     SLESS_KUBECONFIG: process.env.SLESS_TEST_KUBECONFIG ?? '',
     SLESS_AUTH_INSECURE: '1',
     SLESS_PORT: '0',
+    SLESS_METRICS_PORT: '0',
     SLESS_REGISTRY: `${registry}/fn`,
     SLESS_KANIKO_IMAGE: images.kanikoImage,
     SLESS_BUILD_TOOLS_IMAGE: images.buildToolsImage,

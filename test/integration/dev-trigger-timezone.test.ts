@@ -5,14 +5,8 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, it } from 'node:test';
-import { Registry } from 'prom-client';
-import { buildApp } from '../../src/http/build-app.ts';
-import { LocalPlatform } from '../../src/platform/local/local-platform.ts';
-import { localRuntimes } from '../../src/platform/local/local-runtimes.ts';
-import { silentLogger } from '../../src/platform/local/logger.ts';
-import { openRepository } from '../../src/platform/local/open-repository.ts';
-import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store/memory-log.ts';
-import { hs256Token, NS, SECRET } from '../helpers/http-test-kit.ts';
+import { startDevApiApp } from '../helpers/dev-api-app.ts';
+import { hs256Token, NS } from '../helpers/http-test-kit.ts';
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'sless-dev-tz-'));
 after(() => rm(root, { recursive: true, force: true }));
@@ -20,28 +14,7 @@ const repo = path.join(root, 'repo');
 await mkdir(repo);
 const dataDir = path.join(root, 'data');
 
-async function start() {
-  const platform = new LocalPlatform({
-    dataDir,
-    namespace: 'dev',
-    repoName: 'local',
-    repository: await openRepository({ repo, path: '', cacheDir: path.join(dataDir, 'git'), logger: silentLogger }),
-    runtimes: localRuntimes(),
-    pollIntervalMs: 3_600_000,
-    logger: silentLogger,
-    publicUrl: () => 'http://localhost:8080',
-  });
-  await platform.start();
-  const app = await buildApp({
-    platform,
-    invocationLog: createMemoryInvocationLog(),
-    buildLog: createMemoryBuildLog(),
-    auth: { key: { kind: 'hs256', secret: SECRET } },
-    registry: new Registry(),
-    logger: false,
-  });
-  return { platform, app, close: async () => (await app.close(), await platform.close()) };
-}
+const start = () => startDevApiApp({ repo, dataDir });
 
 it('a trigger with a bad time zone gets 400, is not stored, and the next start works', async () => {
   const dev = await start();

@@ -49,7 +49,7 @@ describe('sless_kube_requests_total', () => {
     }
     return out;
   };
-  const metrics = async () => scraped(await (await fetch(`${server.url}/metrics`)).text());
+  const metrics = async () => scraped(await (await fetch(`${server.metricsUrl}/metrics`)).text());
 
   before(async () => {
     ns = await freshNamespace(kc, 'apireq');
@@ -58,7 +58,7 @@ describe('sless_kube_requests_total', () => {
     proxy = await startCountingProxy(kc);
     const file = path.join(dir, 'kubeconfig');
     await writeFile(file, proxy.kubeConfig().exportConfig());
-    const config = loadControllerConfig(['--port', '0', '--kubeconfig', file], controllerTestEnv('apireq-secret-0123456789abcdef-0123456789', buildNs.name));
+    const config = loadControllerConfig(['--port', '0', '--metrics-port', '0', '--kubeconfig', file], controllerTestEnv('apireq-secret-0123456789abcdef-0123456789', buildNs.name));
     server = await startControllerServer(config, { stdout: new PassThrough().resume(), stderr: new PassThrough().resume() }, {
       host: '127.0.0.1',
       leaderElection: { namespace: ns.name, identity: 'apireq', leaseDurationMs: 3_000, renewIntervalMs: 200, renewDeadlineMs: 2_000 },

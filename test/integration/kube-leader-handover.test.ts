@@ -33,7 +33,7 @@ describe('leader hand-over under load', () => {
     const proxy = await startCountingProxy(kc);
     const file = path.join(dir, `${identity}.kubeconfig`);
     await writeFile(file, proxy.kubeConfig().exportConfig());
-    const config = loadControllerConfig(['--port', '0', '--kubeconfig', file], controllerTestEnv('handover-secret-0123456789abcdef', buildNs.name));
+    const config = loadControllerConfig(['--port', '0', '--metrics-port', '0', '--kubeconfig', file], controllerTestEnv('handover-secret-0123456789abcdef', buildNs.name));
     const server = await startControllerServer(config, { stdout: process.env.SLESS_TEST_CONTROLLER_LOG === '1' ? process.stderr : new PassThrough().resume(), stderr: new PassThrough().resume() }, {
       host: '127.0.0.1',
       leaderElection: { namespace: ns.name, identity, ...LEASE },

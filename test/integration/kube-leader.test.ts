@@ -49,7 +49,7 @@ describe('a `sless controller` process', () => {
     return v;
   };
   function startController(namespace: string, port: string) {
-    const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/sless.js', import.meta.url)), 'controller', '--port', port, '--kubeconfig', need('SLESS_TEST_KUBECONFIG')], {
+    const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/sless.js', import.meta.url)), 'controller', '--port', port, '--metrics-port', '0', '--kubeconfig', need('SLESS_TEST_KUBECONFIG')], {
       env: {
         ...process.env,
         SLESS_AUTH_INSECURE: '1',

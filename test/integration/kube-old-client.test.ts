@@ -30,7 +30,7 @@ describe('the old client flow against sless controller', () => {
 
   before(async () => {
     buildNs = await freshNamespace(kc, 'old-client-builds');
-    const config = loadControllerConfig(['--port', '0', '--kubeconfig', testKubeconfigPath()], controllerTestEnv(SECRET, buildNs.name));
+    const config = loadControllerConfig(['--port', '0', '--metrics-port', '0', '--kubeconfig', testKubeconfigPath()], controllerTestEnv(SECRET, buildNs.name));
     server = await startControllerServer(config, { stdout: new PassThrough().resume(), stderr: new PassThrough().resume() }, {
       host: '127.0.0.1',
       leaderElection: { namespace: buildNs.name, identity: 'old-client', leaseDurationMs: 3_000, renewIntervalMs: 200, renewDeadlineMs: 2_000 },

@@ -106,6 +106,28 @@ describe('kube controller: Functions of the old CRD', () => {
     assert.equal((await kit.buildJobs('bad-env')).length, 0);
   });
 
+  it('refuses an old env entry with valueFrom (a Secret reference) Stalled, pointing to envFromSecrets, and builds nothing', async () => {
+    // The Go operator passed valueFrom through; taken as {name, value} it ran with the variable empty.
+    const env = [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } }];
+    await kit.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: kit.ns,
+      plural: 'functions',
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Function', metadata: { name: 'value-from' }, spec: { runtime: 'nodejs20', env, s3Key } },
+    });
+    const fn = await eventually(async () => {
+      const f = await kit.getFunction('value-from');
+      assert.equal(f?.status?.phase, 'Failed', JSON.stringify(f?.status));
+      return f;
+    }, { timeoutMs: 60_000 });
+    assert.match(fn?.status?.message ?? '', /spec\.env\.DB_PASSWORD takes its value from a Secret \(valueFrom\).*envFromSecrets/);
+    const stalled = fn?.status?.conditions?.find((c: { type: string }) => c.type === 'Stalled');
+    assert.equal(stalled?.status, 'True');
+    assert.equal(stalled?.reason, 'InvalidEnv');
+    assert.equal((await kit.buildJobs('value-from')).length, 0);
+  });
+
   it("refuses a Function whose s3Bucket is not the controller's bucket, saying so, and builds nothing", async () => {
     // The controller presigns the context URL with its own S3 keys: honouring another bucket would let a
     // tenant read any object those keys reach (a confused deputy).

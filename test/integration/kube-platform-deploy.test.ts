@@ -153,6 +153,18 @@ describe('deploy/', () => {
     }
   });
 
+  it('exposes /metrics on a Service of its own, apart from the public one (issue 31 item 12)', () => {
+    type Svc = Obj & { spec: { ports: Array<{ name: string; port: number; targetPort: string | number }> } };
+    const pub = find('Service', 'sless-controller') as Svc;
+    assert.deepEqual(pub.spec.ports.map((p) => p.targetPort), ['http'], 'the public Service reaches only the http port');
+    const metrics = find('Service', 'sless-controller-metrics') as Svc;
+    assert.deepEqual(metrics.spec.ports.map((p) => [p.name, p.targetPort]), [['metrics', 'metrics']]);
+    const d = find('StatefulSet', 'sless-controller') as Obj & { spec: { template: { spec: { containers: Array<{ ports: Array<{ name: string; containerPort: number }> }> } } } };
+    const ports = Object.fromEntries(d.spec.template.spec.containers[0]!.ports.map((p) => [p.name, p.containerPort]));
+    const config = find('ConfigMap', 'sless-controller-config') as Obj & { data: Record<string, string> };
+    assert.deepEqual(ports, { http: Number(config.data.SLESS_PORT), metrics: Number(config.data.SLESS_METRICS_PORT) });
+  });
+
   it('runs two hardened replicas with probes, downward-API identity and its settings', () => {
     const d = find('StatefulSet', 'sless-controller') as Obj & {
       spec: {

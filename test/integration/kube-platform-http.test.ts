@@ -23,7 +23,7 @@ describe('sless controller replicas', () => {
   let token: string;
 
   const start = async (identity: string): Promise<ControllerServer> => {
-    const config = loadControllerConfig(['--port', '0', '--kubeconfig', testKubeconfigPath()], {
+    const config = loadControllerConfig(['--port', '0', '--metrics-port', '0', '--kubeconfig', testKubeconfigPath()], {
       ...controllerTestEnv(SECRET, buildNs.name),
       SLESS_PUBLIC_URL: 'https://fn.example.test',
     });
@@ -69,6 +69,17 @@ describe('sless controller replicas', () => {
       assert.equal((await fetch(`${r.url}/healthz`)).status, 200);
       assert.equal((await fetch(`${r.url}/readyz`)).status, 200);
     }
+  });
+
+  it('serve /metrics on the metrics port only: the public port does not list tenants’ functions (issue 31 item 12)', async () => {
+    const [replica] = replicas;
+    assert.ok(replica);
+    const publicPort = await fetch(`${replica.url}/metrics`);
+    assert.equal(publicPort.status, 404, 'the public listener has no /metrics');
+    const metrics = await fetch(`${replica.metricsUrl}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(await metrics.text(), /^sless_kube_requests_total\{/m);
+    assert.equal((await fetch(`${replica.metricsUrl}/v1/namespaces/x/functions`)).status, 404, 'the metrics port serves nothing else');
   });
 
   it('serve /v1 on any replica: create, upload a zip, read the source back', async () => {

@@ -41,6 +41,9 @@ before(async () => {
     'bad/dupe-b/function.yaml': 'name: twin\nruntime: nodejs20\n',
     'scaled/wide/function.yaml': 'runtime: nodejs20\nscale:\n  min: 0\n  max: 8\n  idle: 30s\n',
     'scaled/wide/handler.js': 'exports.handle = () => "hi";\n',
+    // issue 31 item 9: one event nested 15,000 deep beside a healthy sibling
+    'deep/healthy/function.yaml': 'runtime: nodejs20\n',
+    'deep/hostile/function.yaml': `runtime: nodejs20\njobs:\n  - name: seed\n    run_id: 1\n    event: ${'['.repeat(15_000)}${']'.repeat(15_000)}\n`,
   });
 });
 after(() => rm(dir, { recursive: true, force: true }));
@@ -89,6 +92,15 @@ describe('sless validate', () => {
     const bad = await sless(['validate', 'scaled'], dir, { SLESS_MAX_REPLICAS: 'many' });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /SLESS_MAX_REPLICAS/);
+  });
+
+  it('a value nested 15,000 deep is a file:line problem of its own file; the sibling stays valid', async () => {
+    const r = await sless(['validate', 'deep'], dir);
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(r.stderr.trim().split('\n'), [
+      'deep/hostile/function.yaml:5: more than 256 "[" or "{" open at once; a value may nest at most 64 levels of arrays and objects',
+      '1 problem in 1 of 2 functions',
+    ]);
   });
 
   it('exits 2 for a folder that does not exist or a bad option', async () => {

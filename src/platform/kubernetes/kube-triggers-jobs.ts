@@ -7,12 +7,16 @@ import { httpTriggerName } from '../names.ts';
 import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionJobResource, FunctionResource, TriggerResource } from './objects/resources.ts';
 import { jobRecord, repositoryOf, triggerRecord } from './records.ts';
+import { namespaceQuotaProblem } from './namespace-quotas.ts';
+import { DEFAULT_JOBS_PER_NAMESPACE, DEFAULT_SCHEDULES_PER_NAMESPACE, type TenantLimits } from './settings.ts';
 import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
 
 export interface KubeTriggersAndJobsDeps {
   readonly objects: SlessObjects;
   /** Called after every write that may change what /fn answers for the function. */
   readonly invalidate: (namespace: string, name: string) => void;
+  /** Per-namespace caps on cron schedules and jobs (namespace-quotas.ts). */
+  readonly limits?: Pick<TenantLimits, 'schedulesPerNamespace' | 'jobsPerNamespace'>;
 }
 
 export class KubeTriggersAndJobs {
@@ -35,6 +39,12 @@ export class KubeTriggersAndJobs {
     const problem = triggerInputProblem(input);
     if (problem) throw new PlatformError('invalid', problem);
     const fn = await this.functionFor(namespace, input.functionRef, what);
+    if (input.type === 'cron') {
+      const held = (await this.objects.list<TriggerResource>('Trigger', namespace)).filter((t) => t.spec?.type === 'cron').length;
+      const cap = this.deps.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE;
+      const over = namespaceQuotaProblem({ namespace, what: 'schedules', adding: 1, held, cap, setting: 'SLESS_MAX_SCHEDULES_PER_NAMESPACE' });
+      if (over) throw new PlatformError('quota_exceeded', `${over}; delete one first`);
+    }
     if (input.type === 'http') await this.removeLegacyHttpTrigger(namespace, input.functionRef, input.name);
     const body: TriggerResource = {
       apiVersion: API_VERSION,
@@ -104,6 +114,10 @@ export class KubeTriggersAndJobs {
   async createJob(namespace: string, input: JobInput): Promise<JobRecord> {
     const what = `job ${namespace}/${input.name}`;
     const fn = await this.functionFor(namespace, input.functionRef, what);
+    const held = (await this.objects.list<FunctionJobResource>('FunctionJob', namespace)).length;
+    const cap = this.deps.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE;
+    const over = namespaceQuotaProblem({ namespace, what: 'jobs', adding: 1, held, cap, setting: 'SLESS_MAX_JOBS_PER_NAMESPACE' });
+    if (over) throw new PlatformError('quota_exceeded', `${over}; delete one first`);
     const body: FunctionJobResource = {
       apiVersion: API_VERSION,
       kind: 'FunctionJob',

@@ -93,7 +93,7 @@ export class KubernetesPlatform implements Platform {
       // From the watches /fn reads already (no API request); unknown until they have listed.
       replicasOf: (ns, name) => (this.serving.synced ? replicasOfDeployment(this.serving.deployments.get(name, ns)) : undefined),
     });
-    this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate });
+    this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate, ...(opts.settings.limits ? { limits: opts.settings.limits } : {}) });
     this.serving = new ServingCache({
       kubeConfig: opts.kubeConfig,
       onError: (name, err, delay) =>

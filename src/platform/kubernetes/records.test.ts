@@ -89,5 +89,11 @@ describe('env of a Function, in either shape', () => {
     assert.match(envProblem([{ value: 'x' }]) ?? '', /undefined is not a variable name/);
     assert.match(envProblem({ A: 1 }) ?? '', /spec\.env\.A must be a string/);
     assert.match(envProblem('A=1') ?? '', /must be a map/);
+    assert.match(envProblem({ A: 'x\0y' }) ?? '', /spec\.env\.A contains a NUL byte/);
+  });
+
+  it('refuses an old entry with valueFrom, pointing to envFromSecrets (issue 31)', () => {
+    const env = [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } }];
+    assert.match(envProblem(env) ?? '', /spec\.env\.DB_PASSWORD takes its value from a Secret \(valueFrom\), which sless does not read: put the Secret's keys in envFromSecrets: \[db\]/);
   });
 });

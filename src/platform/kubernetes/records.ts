@@ -8,6 +8,7 @@ import { servesHttp } from '../rules.ts';
 import type { FunctionRecord, JobRecord, ManagedBy, Replicas, RepositoryRecord, TriggerRecord } from '../types.ts';
 import { LABELS } from './objects/meta.ts';
 import type { Condition, FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
+import { envValueProblem } from '../../manifest/value-rules.ts';
 
 /** What the CRDs default when a field is absent (crds/*.yaml). */
 export const CRD_DEFAULTS = {
@@ -61,16 +62,32 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function envProblem(env: unknown): string | undefined {
   if (env === undefined || env === null) return undefined;
   if (typeof env !== 'object') return 'spec.env must be a map NAME: value or a list of {name, value}';
-  const entries: Array<[unknown, unknown]> = Array.isArray(env)
-    ? env.map((e: unknown) => (e && typeof e === 'object' ? [(e as { name?: unknown }).name, (e as { value?: unknown }).value ?? ''] : [e, undefined]))
-    : Object.entries(env);
+  const entries: Array<[unknown, unknown]> = Array.isArray(env) ? env.map(listEntry) : Object.entries(env);
   if (entries.length > 256) return `spec.env has ${entries.length} variables; at most 256`;
+  if (Array.isArray(env)) {
+    const fromSecret = env.find((e: unknown) => e !== null && typeof e === 'object' && 'valueFrom' in e) as { name?: unknown; valueFrom?: unknown } | undefined;
+    // The Go operator passed Kubernetes' valueFrom through; read as {name, value} it would run with
+    // the variable empty. sless reads Secrets only through envFromSecrets (its checks: tenant-rules.ts).
+    if (fromSecret) return `spec.env.${String(fromSecret.name)} takes its value from a Secret (valueFrom), which sless does not read: put the Secret's keys in envFromSecrets: [${secretNameOf(fromSecret.valueFrom)}] and drop the entry`;
+  }
   for (const [name, value] of entries) {
     if (typeof name !== 'string' || !ENV_NAME.test(name)) return `spec.env: ${JSON.stringify(name)} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`;
     if (typeof value !== 'string') return `spec.env.${name} must be a string, not ${JSON.stringify(value)}`;
     if (value.length > 32768) return `spec.env.${name} is longer than 32768 characters`;
+    const why = envValueProblem(value);
+    if (why !== undefined) return `spec.env.${name} ${why}`;
   }
   return undefined;
+}
+
+function listEntry(e: unknown): [unknown, unknown] {
+  return e && typeof e === 'object' ? [(e as { name?: unknown }).name, (e as { value?: unknown }).value ?? ''] : [e, undefined];
+}
+
+/** The Secret a valueFrom names (secretKeyRef or configMapKeyRef), for the hint; `<secret>` when none. */
+function secretNameOf(valueFrom: unknown): string {
+  const ref = (valueFrom as { secretKeyRef?: { name?: unknown } } | undefined)?.secretKeyRef?.name;
+  return typeof ref === 'string' && ref !== '' ? ref : '<secret>';
 }
 
 function iso(t: string | Date | undefined): string | undefined {

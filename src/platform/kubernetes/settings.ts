@@ -87,6 +87,10 @@ export interface GitSettings {
 export interface TenantLimits {
   /** Most Functions one namespace may hold, git-managed and /v1-made together; default 1000. */
   readonly functionsPerNamespace?: number;
+  /** Most cron schedules (Triggers of type cron) one namespace may hold; default DEFAULT_SCHEDULES_PER_NAMESPACE. */
+  readonly schedulesPerNamespace?: number;
+  /** Most FunctionJobs one namespace may hold; default DEFAULT_JOBS_PER_NAMESPACE. */
+  readonly jobsPerNamespace?: number;
   /** Most repository syncs of one namespace at once; default half the sync pool (defaultSyncsPerNamespace). */
   readonly syncsPerNamespace?: number;
   /** Most build Jobs of one namespace running at once; default DEFAULT_BUILDS_PER_NAMESPACE. */
@@ -152,6 +156,9 @@ export const SYNC_WAIT_MAX_MS = 30_000;
 export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
 export const DEFAULT_MIN_INTERVAL_MS = 10_000;
 export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
+/** Cron schedules (CronJobs) and jobs one namespace may hold: two per function at the functions' cap. */
+export const DEFAULT_SCHEDULES_PER_NAMESPACE = 2000;
+export const DEFAULT_JOBS_PER_NAMESPACE = 2000;
 
 /** Names of objects the controller maintains in the build namespace. */
 /** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */

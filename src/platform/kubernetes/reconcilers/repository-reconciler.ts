@@ -10,6 +10,7 @@ import { formatProblem } from '../../../manifest/format-problem.ts';
 import { GitSourceError } from '../../../source/git-source-error.ts';
 import { TreeLimitError } from '../../../source/tree-limits.ts';
 import { ownedByRepository } from '../objects/drift.ts';
+import { syncQuotaProblem } from '../namespace-quotas.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { TenantRefusal } from '../tenant-access.ts';
 import type { RepositoryResource } from '../objects/resources.ts';
@@ -17,7 +18,9 @@ import { UrgentGate } from '../runtime/urgent-gate.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import {
   DEFAULT_FUNCTIONS_PER_NAMESPACE,
+  DEFAULT_JOBS_PER_NAMESPACE,
   DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
+  DEFAULT_SCHEDULES_PER_NAMESPACE,
   DEFAULT_MIN_INTERVAL_MS,
   URGENT_GATE_MAX_HOLD_MS,
   URGENT_GATE_MAX_WAIT_MS,
@@ -183,6 +186,15 @@ export class RepositoryReconciler {
           `more than the ${namespaceCap} one namespace may hold; nothing was applied or pruned (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`,
       );
     }
+    const overQuota = syncQuotaProblem({
+      namespace,
+      manifests: snapshot.functions.flatMap((f) => (f.manifest ? [f.manifest] : [])),
+      otherSchedules: ctx.caches.triggers.list(namespace).filter((t) => t.spec?.type === 'cron' && !ownedByRepository(t, name)).length,
+      otherJobs: ctx.caches.functionJobs.list(namespace).filter((j) => !ownedByRepository(j, name)).length,
+      schedulesCap: ctx.settings.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE,
+      jobsCap: ctx.settings.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE,
+    });
+    if (overQuota) throw new TerminalError('NamespaceQuotaExceeded', `revision ${revision.slice(0, 12)}: ${overQuota}; nothing was applied or pruned`);
     const valid = snapshot.functions.filter((f) => f.manifest && f.codeHash);
     const broken = snapshot.functions.filter((f) => !(f.manifest && f.codeHash));
     if (snapshot.functions.length === 0 && owned.functions.length > 0) {

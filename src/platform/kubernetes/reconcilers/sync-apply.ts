@@ -10,6 +10,7 @@ import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
 import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
+import { generatedNameClash } from '../objects/generated-name-clash.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
@@ -89,6 +90,16 @@ export class SyncApply {
               codeHash: entry.codeHash,
               error: `a Function named ${fnName} already exists in ${namespace}, ${by ? `managed by repository ${by}` : 'made through the API'}; rename one of them`,
             });
+            return;
+          }
+          const clash = generatedNameClash(entry.manifest!, namespace, name, (kind, objectName) =>
+            kind === 'Trigger'
+              ? (live.triggers.get(objectName) ?? ctx.caches.triggers.get(objectName, namespace))
+              : (live.jobs.get(objectName) ?? ctx.caches.functionJobs.get(objectName, namespace)),
+          );
+          if (clash) {
+            keep.add(fnName);
+            statusFunctions.push({ name: fnName, path: entry.path, codeHash: entry.codeHash, error: clash });
             return;
           }
           try {
