@@ -156,7 +156,7 @@ describe('logging in', () => {
   });
   it('keeps one session per port: two consoles on one host (two sless dev) do not log each other out', async () => {
     const login = async (host: string) => {
-      const res = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...browser, host } });
+      const res = await app.inject({ url: `/funcs/${NS}?token=${token}`, headers: { ...opened, host } });
       return /^([^=]+)=/.exec(String(res.headers['set-cookie']))?.[1] ?? '';
     };
     const [first, second] = [await login('localhost:8080'), await login('localhost:8081')];
