@@ -6,8 +6,10 @@ import { FUNCTION_DEFAULTS } from './defaults.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { checkCron, checkTimezone } from './check-cron.ts';
 
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+import { checkedString, DNS_LABEL, dnsLabel, secretName } from './patterns.ts';
+import { queueTriggerSchema } from './queue-schema.ts';
+
+export { DNS_LABEL };
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PY_IDENT = '[A-Za-z_][A-Za-z0-9_]*';
 const JS_IDENT = '[A-Za-z_$][A-Za-z0-9_$]*';
@@ -25,20 +27,6 @@ export function checkFunctionName(name: string): string | undefined {
   }
   return undefined;
 }
-
-/** A string that `check` accepts; `check` returns why not, in a user's words. */
-const checkedString = (check: (value: string) => string | undefined) =>
-  z.string().superRefine((value, ctx) => {
-    const why = check(value);
-    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
-  });
-
-const dnsLabel = (what: string) =>
-  checkedString((v) =>
-    v.length > 63 || !DNS_LABEL.test(v)
-      ? `${what} "${v}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)`
-      : undefined,
-  );
 
 const intIn = (min: number, max: number) =>
   z
@@ -104,19 +92,13 @@ export const manifestSchema = z.strictObject({
   memory_mb: intIn(64, 8192).default(FUNCTION_DEFAULTS.memoryMb),
   timeout_sec: intIn(1, 900).default(FUNCTION_DEFAULTS.timeoutSec),
   env: z.record(envName, z.string({ error: 'must be a string; for an empty value write ""' })).default({}),
-  env_from_secrets: z
-    .array(
-      z
-        .string()
-        .max(253)
-        .regex(DNS_SUBDOMAIN, 'must be a Secret name: lowercase letters, digits, "-" and "."'),
-    )
-    .default([]),
+  env_from_secrets: z.array(secretName()).default([]),
   include: z.array(repoPath).default([]),
   ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
   http: z.strictObject({ enabled: z.boolean().default(FUNCTION_DEFAULTS.httpEnabled) }).default({ enabled: FUNCTION_DEFAULTS.httpEnabled }),
   schedules: z.array(schedule).default([]),
   jobs: z.array(job).default([]),
+  queues: z.array(queueTriggerSchema).default([]),
 });
 
 /** The keys each mapping may hold, for "unknown key" messages; keyed by the path with indexes dropped. */
@@ -125,6 +107,7 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   http: ['enabled'],
   schedules: Object.keys(schedule.shape),
   jobs: Object.keys(job.shape),
+  queues: Object.keys(queueTriggerSchema.shape),
 };
 
 export type RawManifest = z.output<typeof manifestSchema>;

@@ -29,6 +29,7 @@ import {
   type RawManifest,
 } from './manifest-schema.ts';
 import { crossCheck } from './cross-check.ts';
+import { toQueueTrigger } from './queue-schema.ts';
 import { rememberNameLine } from './name-lines.ts';
 import { plainToJS, readPlainYaml } from './plain-yaml.ts';
 import type { FunctionManifest, ManifestProblem } from './types.ts';
@@ -292,5 +293,6 @@ function toManifest(raw: RawManifest, name: string): FunctionManifest {
       runId: j.run_id,
       ...(j.event === undefined ? {} : { event: j.event }),
     })),
+    ...(raw.queues.length === 0 ? {} : { queues: raw.queues.map(toQueueTrigger) }),
   };
 }
