@@ -5,8 +5,8 @@ import type { QueueTriggerSpec } from './types.ts';
 import { QUEUE_DEFAULTS } from './defaults.ts';
 import { checkedString, dnsLabel, secretName } from './patterns.ts';
 
-/** AMQP 0-9-1 queue names are short strings: at most 255 bytes. */
-const QUEUE_NAME_MAX_BYTES = 255;
+/** AMQP 0-9-1 queue names are short strings of at most 255 bytes; sless's delay queues add `.retry.<ms>ms`. */
+const QUEUE_NAME_MAX_BYTES = 235;
 
 /**
  * Why `raw` cannot be a queue trigger's broker URL, or undefined. Credentials are refused: a
@@ -36,7 +36,7 @@ export function checkQueueUrl(raw: string): string | undefined {
 /** Why `name` cannot name a queue, or undefined. */
 export function checkQueueName(name: string): string | undefined {
   if (name === '') return 'must not be empty';
-  if (Buffer.byteLength(name, 'utf8') > QUEUE_NAME_MAX_BYTES) return `is longer than ${QUEUE_NAME_MAX_BYTES} bytes, the AMQP limit`;
+  if (Buffer.byteLength(name, 'utf8') > QUEUE_NAME_MAX_BYTES) return `is longer than ${QUEUE_NAME_MAX_BYTES} bytes (AMQP allows 255, and sless names its delay queues <queue>.retry.<ms>ms)`;
   if (name.startsWith('amq.')) return `"${name}" starts with "amq.", which RabbitMQ reserves for itself`;
   return undefined;
 }
