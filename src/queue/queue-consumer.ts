@@ -148,7 +148,7 @@ export class QueueConsumer {
       });
       this.#consumerTag = consumerTag;
       this.#state = 'consuming';
-      if (this.#message !== undefined) this.#o.log.info(`${this.#where}: consuming again`);
+      this.#o.log.info(`${this.#where}: consuming${this.#message === undefined ? '' : ' again'}`);
       this.#message = undefined;
       this.#backoffMs = BACKOFF_MIN_MS;
       this.#watchDepth(model);

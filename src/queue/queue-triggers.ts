@@ -107,7 +107,7 @@ export class QueueTriggers {
       const consumer = this.#consumer(t, credentials);
       this.#running.set(key, { target: t, definition, consumer });
       consumer.start();
-      this.#o.log.info(`${key}: consuming ${t.spec.queue} on ${t.spec.url} (prefetch ${t.spec.prefetch}, retries ${t.spec.retries}, dead letters to ${t.spec.deadLetter})`);
+      this.#o.log.info(`${key}: queue trigger started: ${t.spec.queue} on ${t.spec.url} (prefetch ${t.spec.prefetch}, retries ${t.spec.retries}, dead letters to ${t.spec.deadLetter})`);
     }
   }
 
