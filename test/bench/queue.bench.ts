@@ -15,6 +15,7 @@ import { Agent, request } from 'undici';
 import type { QueueTriggerSpec } from '../../src/manifest/types.ts';
 import { httpInvoker } from '../../src/queue/http-invoker.ts';
 import { QueueConsumer } from '../../src/queue/queue-consumer.ts';
+import { queueDepth as depth } from '../helpers/amqp.ts';
 import { startRabbitmq } from '../services/rabbitmq.ts';
 
 const { values } = parseArgs({
@@ -50,14 +51,6 @@ async function fill(conn: ChannelModel, queue: string, n: number): Promise<void>
   await ch.close();
 }
 
-async function depth(conn: ChannelModel, queue: string): Promise<number> {
-  const ch = await conn.createChannel();
-  try {
-    return (await ch.checkQueue(queue)).messageCount;
-  } finally {
-    await ch.close();
-  }
-}
 
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await sleep(5);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type ChannelModel } from 'amqplib';
+import { queueDepth } from '../helpers/amqp.ts';
 import { eventually, startDevProcess, type DevProcess } from './dev-harness.ts';
 
 const amqpUrl = process.env.SLESS_TEST_AMQP_URL;
@@ -57,14 +58,7 @@ async function publish(messages: Array<{ id: string; body: string }>): Promise<v
   await ch.close();
 }
 
-async function depth(name: string): Promise<number> {
-  const ch = await conn.createChannel();
-  try {
-    return (await ch.checkQueue(name)).messageCount;
-  } finally {
-    await ch.close();
-  }
-}
+const depth = (name: string): Promise<number> => queueDepth(conn, name);
 
 async function sync(): Promise<void> {
   const res = await fetch(`${dev.url}/v1/namespaces/dev/repositories/local/sync`, { method: 'POST', headers: { authorization: `Bearer ${await dev.adminToken()}` } });

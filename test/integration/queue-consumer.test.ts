@@ -10,6 +10,7 @@ import { connect, type ChannelModel } from 'amqplib';
 import type { QueueTriggerSpec } from '../../src/manifest/types.ts';
 import { httpInvoker, type Invoke } from '../../src/queue/http-invoker.ts';
 import { QueueConsumer } from '../../src/queue/queue-consumer.ts';
+import { queueDepth as depth } from '../helpers/amqp.ts';
 import { startRabbitmq, type RabbitmqServer } from '../services/rabbitmq.ts';
 
 const amqpUrl = process.env.SLESS_TEST_AMQP_URL;
@@ -97,14 +98,6 @@ async function publish(
   await ch.close();
 }
 
-async function depth(conn: ChannelModel, queue: string): Promise<number> {
-  const ch = await conn.createChannel();
-  try {
-    return (await ch.checkQueue(queue)).messageCount;
-  } finally {
-    await ch.close();
-  }
-}
 
 async function until(
   what: string,

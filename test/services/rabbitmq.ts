@@ -6,10 +6,10 @@
 // the same ports.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { findFreePort as freePort } from '../../src/platform/local/free-port.ts';
 import type { TestService } from '../run.ts';
 
 const SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
@@ -27,17 +27,6 @@ export interface RabbitmqServer {
   start(): Promise<void>;
   /** Stops the node and its epmd, and removes its data. */
   destroy(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function canConnect(url: string): Promise<boolean> {
