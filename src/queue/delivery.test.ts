@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attemptsOf, callHeaders, decide, eventId, retryQueues, type RetryDelays } from './delivery.ts';
+import { attemptsOf, callHeaders, decide, eventId, eventSource, retryQueues, type RetryDelays } from './delivery.ts';
 
 const spec = { queue: 'orders', retries: 3, url: 'amqp://mq.example:5672/%2f' };
 const delays: RetryDelays = { baseMs: 1000, maxMs: 3000 };
@@ -40,7 +40,7 @@ describe('queue delivery decisions', () => {
 
   it('gives CloudEvents binary headers: the message id, the broker and queue as source, the AMQP timestamp', () => {
     const now = new Date('2026-12-06T10:00:00Z');
-    const h = callHeaders({ body: Buffer.from('{}'), messageId: 'm-1', timestamp: 1_765_000_000, contentType: 'application/json', headers: { 'x-sless-attempts': 1 } }, spec, now);
+    const h = callHeaders({ body: Buffer.from('{}'), messageId: 'm-1', timestamp: 1_765_000_000, contentType: 'application/json', headers: { 'x-sless-attempts': 1 } }, eventSource(spec), now);
     assert.deepEqual(h, {
       'content-type': 'application/json',
       'ce-specversion': '1.0',

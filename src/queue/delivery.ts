@@ -89,14 +89,14 @@ export function eventSource(spec: Pick<QueueTriggerSpec, 'url' | 'queue'>): stri
   return `${url.protocol}//${url.host}${vhost}/${encodeURIComponent(spec.queue)}`;
 }
 
-/** CloudEvents 1.0 binary-mode headers of the call, plus the call's number (1-based). */
-export function callHeaders(msg: IncomingMessage, spec: Pick<QueueTriggerSpec, 'url' | 'queue'>, now: Date): Record<string, string> {
+/** CloudEvents 1.0 binary-mode headers of the call, plus the call's number (1-based); `source` is eventSource(spec), made once per consumer. */
+export function callHeaders(msg: IncomingMessage, source: string, now: Date): Record<string, string> {
   const time = msg.timestamp !== undefined && Number.isFinite(msg.timestamp) ? new Date(msg.timestamp * 1000) : now;
   return {
     'content-type': msg.contentType ?? 'application/octet-stream',
     'ce-specversion': '1.0',
     'ce-id': eventId(msg),
-    'ce-source': eventSource(spec),
+    'ce-source': source,
     'ce-type': CE_TYPE,
     'ce-time': (Number.isNaN(time.getTime()) ? now : time).toISOString(),
     'x-sless-attempt': String(attemptsOf(msg.headers) + 1),

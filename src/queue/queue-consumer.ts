@@ -18,6 +18,7 @@ import {
   decide,
   DEFAULT_RETRY_DELAYS,
   ERROR_HEADER,
+  eventSource,
   retryQueues,
   type Decision,
   type RetryDelays,
@@ -68,6 +69,8 @@ const BACKOFF_MAX_MS = 30_000;
 export class QueueConsumer {
   readonly #o: QueueConsumerOptions;
   readonly #delays: RetryDelays;
+  /** ce-source of every call (the same for each message of the trigger). */
+  readonly #source: string;
   #model: ChannelModel | undefined;
   #channel: ConfirmChannel | undefined;
   #consumerTag: string | undefined;
@@ -87,6 +90,7 @@ export class QueueConsumer {
   constructor(opts: QueueConsumerOptions) {
     this.#o = opts;
     this.#delays = opts.retryDelays ?? DEFAULT_RETRY_DELAYS;
+    this.#source = eventSource(opts.spec);
   }
 
   /** Starts connecting in the background; never throws (status() says what goes wrong). */
@@ -246,7 +250,7 @@ export class QueueConsumer {
     };
     const startedAt = new Date();
     const t0 = performance.now();
-    const result = await this.#o.invoke({ namespace: this.#o.namespace, function: this.#o.function, body: msg.content, headers: callHeaders(incoming, spec, startedAt) });
+    const result = await this.#o.invoke({ namespace: this.#o.namespace, function: this.#o.function, body: msg.content, headers: callHeaders(incoming, this.#source, startedAt) });
     const durationMs = performance.now() - t0;
     const decision = decide(result.outcome, attemptsOf(headers), spec, this.#delays);
     try {
