@@ -76,6 +76,8 @@ export class QueueTriggers {
   async #apply(wanted: readonly QueueTriggerTarget[]): Promise<void> {
     if (this.#closed) return;
     const next = new Map(wanted.map((t) => [keyOf(t), t]));
+    // A waiting trigger is tried again below; its problem is logged again only when it changed.
+    const problems = new Map([...this.#running].flatMap(([key, r]) => (r.problem === undefined ? [] : [[key, r.problem] as const])));
     for (const [key, r] of this.#running) {
       const t = next.get(key);
       if (t !== undefined && JSON.stringify(t.spec) === r.definition && r.consumer !== undefined) continue;
@@ -99,7 +101,7 @@ export class QueueTriggers {
           credentials = await this.#o.credentialsOf(t.namespace, t.spec.secret);
         } catch (err) {
           const problem = `${key}: ${(err as Error).message}`;
-          if (this.#problemOf(key) !== problem) this.#o.log.error(problem);
+          if (problems.get(key) !== problem) this.#o.log.error(problem);
           this.#running.set(key, { target: t, definition, problem });
           continue;
         }
@@ -109,10 +111,6 @@ export class QueueTriggers {
       consumer.start();
       this.#o.log.info(`${key}: queue trigger started: ${t.spec.queue} on ${t.spec.url} (prefetch ${t.spec.prefetch}, retries ${t.spec.retries}, dead letters to ${t.spec.deadLetter})`);
     }
-  }
-
-  #problemOf(key: string): string | undefined {
-    return this.#running.get(key)?.problem;
   }
 
   #consumer(t: QueueTriggerTarget, credentials: QueueCredentials | undefined): QueueConsumer {
