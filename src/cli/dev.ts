@@ -22,6 +22,8 @@ import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory
 import { TargetPolicy } from '../source/target-policy.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
+import { startDevQueues } from '../queue/dev-queues.ts';
+import type { QueueTriggers } from '../queue/queue-triggers.ts';
 import { dataDirSecret, JWT_SECRET, WEBHOOK_SECRET } from './dev-secret.ts';
 import type { CommandIo } from './io.ts';
 
@@ -34,6 +36,8 @@ export interface DevServer {
   /** Printed at start: an admin token (when sless dev holds the signing secret). */
   readonly adminToken?: string;
   readonly webhookSecret: string;
+  /** The queue triggers of the functions (function.yaml `queues:`). */
+  readonly queues: QueueTriggers;
   close(): Promise<void>;
 }
 
@@ -173,6 +177,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     throw err;
   }
 
+  const queues = startDevQueues({ platform, secretsDir: config.secretsDir, registry, invocationLog: logs.invocationLog, logger });
   const token = signingSecret ? await adminToken(config, signingSecret) : undefined;
   const hook = `${publicUrl}/hooks/${config.namespace}/${config.repoName}`;
   io.stdout.write(
@@ -202,8 +207,11 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     app,
     adminToken: token,
     webhookSecret,
+    queues: queues.triggers,
     close() {
       closing ??= (async () => {
+        // Consumers first: their calls in flight finish (and settle) while the functions still run.
+        await queues.close();
         await app.close();
         await platform.close();
         await commitStatus?.poster.close();

@@ -2,6 +2,7 @@
 // run on the raw parsed YAML apart from the zod schema, because zod skips an object's refinements as
 // soon as one of its fields fails, and a user fixing a file wants every problem in one pass.
 import { checkEntrypoint } from './manifest-schema.ts';
+import { queueEntryProblems } from './queue-schema.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { scaleProblems } from '../scale/scale-spec.ts';
 
@@ -17,6 +18,7 @@ export function crossCheck(raw: unknown, maxReplicas?: number): CrossIssue[] {
   for (const [list, what] of [
     ['schedules', 'schedule'],
     ['jobs', 'job'],
+    ['queues', 'queue trigger'],
   ] as const) {
     repeats(raw[list], (item) => (isRecord(item) ? item['name'] : undefined)).forEach(([i, first, name]) =>
       issues.push({
@@ -28,6 +30,12 @@ export function crossCheck(raw: unknown, maxReplicas?: number): CrossIssue[] {
   repeats(raw['env_from_secrets'], (item) => item).forEach(([i, , name]) =>
     issues.push({ path: ['env_from_secrets', i], message: `"${name}" is listed twice` }),
   );
+  const queues = raw['queues'];
+  if (Array.isArray(queues)) {
+    (queues as unknown[]).forEach((item, i) => {
+      if (isRecord(item)) for (const p of queueEntryProblems(item)) issues.push({ path: ['queues', i, p.key], message: p.message });
+    });
+  }
   const runtime = raw['runtime'];
   const entrypoint = raw['entrypoint'];
   if (typeof entrypoint === 'string' && (RUNTIMES as readonly unknown[]).includes(runtime)) {

@@ -29,3 +29,13 @@ export const MANIFEST_LIMITS = { schedulesPerFunction: 20, jobsPerFunction: 20 }
 
 /** A job made through /v1 without run_id runs once. */
 export const JOB_DEFAULTS = { runId: 1 } as const;
+
+/** function.yaml `queues:` entries (issue 34); the dead-letter queue defaults to `<queue>.dlq`. */
+export const QUEUE_DEFAULTS = {
+  declare: false,
+  prefetch: 10,
+  maxPrefetch: 1000,
+  retries: 5,
+  maxRetries: 100,
+  deadLetterSuffix: '.dlq',
+} as const;

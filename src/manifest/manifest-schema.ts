@@ -6,9 +6,10 @@ import { FUNCTION_DEFAULTS, MANIFEST_LIMITS } from './defaults.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { checkCron, checkTimezone } from './check-cron.ts';
 import { envValueProblem, eventProblem } from './value-rules.ts';
+import { checkedString, DNS_LABEL, dnsLabel, secretName } from './patterns.ts';
+import { queueTriggerSchema } from './queue-schema.ts';
 
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export { DNS_LABEL };
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PY_IDENT = '[A-Za-z_][A-Za-z0-9_]*';
 const JS_IDENT = '[A-Za-z_$][A-Za-z0-9_$]*';
@@ -26,20 +27,6 @@ export function checkFunctionName(name: string): string | undefined {
   }
   return undefined;
 }
-
-/** A string that `check` accepts; `check` returns why not, in a user's words. */
-const checkedString = (check: (value: string) => string | undefined) =>
-  z.string().superRefine((value, ctx) => {
-    const why = check(value);
-    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
-  });
-
-const dnsLabel = (what: string) =>
-  checkedString((v) =>
-    v.length > 63 || !DNS_LABEL.test(v)
-      ? `${what} "${v}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)`
-      : undefined,
-  );
 
 const intIn = (min: number, max: number) =>
   z
@@ -124,14 +111,7 @@ export const manifestSchema = z.strictObject({
     const why = envValueProblem(value);
     if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
   })).default({}),
-  env_from_secrets: z
-    .array(
-      z
-        .string()
-        .max(253)
-        .regex(DNS_SUBDOMAIN, 'must be a Secret name: lowercase letters, digits, "-" and "."'),
-    )
-    .default([]),
+  env_from_secrets: z.array(secretName()).default([]),
   include: z.array(repoPath).default([]),
   ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
   http: z.strictObject({ enabled: z.boolean().default(FUNCTION_DEFAULTS.httpEnabled) }).default({ enabled: FUNCTION_DEFAULTS.httpEnabled }),
@@ -144,6 +124,7 @@ export const manifestSchema = z.strictObject({
     .array(job)
     .max(MANIFEST_LIMITS.jobsPerFunction, { error: (issue) => `${String((issue.input as unknown[]).length)} jobs; a function may declare at most ${MANIFEST_LIMITS.jobsPerFunction} (each run is a Job)` })
     .default([]),
+  queues: z.array(queueTriggerSchema).default([]),
 });
 
 /** The keys each mapping may hold, for "unknown key" messages; keyed by the path with indexes dropped. */
@@ -153,6 +134,7 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   scale: Object.keys(scale.shape),
   schedules: Object.keys(schedule.shape),
   jobs: Object.keys(job.shape),
+  queues: Object.keys(queueTriggerSchema.shape),
 };
 
 export type RawManifest = z.output<typeof manifestSchema>;

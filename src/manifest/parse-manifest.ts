@@ -30,6 +30,7 @@ import {
 } from './manifest-schema.ts';
 import { crossCheck } from './cross-check.ts';
 import { compactScale } from '../scale/scale-spec.ts';
+import { toQueueTrigger } from './queue-schema.ts';
 import { rememberNameLine } from './name-lines.ts';
 import { plainToJS, readPlainYaml } from './plain-yaml.ts';
 import { lineOfExcessBrackets, MAX_EVENT_DEPTH, MAX_OPEN_BRACKETS } from './value-rules.ts';
@@ -312,5 +313,6 @@ function toManifest(raw: RawManifest, name: string): FunctionManifest {
       runId: j.run_id,
       ...(j.event === undefined ? {} : { event: j.event }),
     })),
+    ...(raw.queues.length === 0 ? {} : { queues: raw.queues.map(toQueueTrigger) }),
   };
 }

@@ -19,6 +19,20 @@ export interface JobSpec {
   readonly event?: unknown;
 }
 
+/** A `queues:` entry: every message of `queue` calls the function once (issue 34). */
+export interface QueueTriggerSpec {
+  readonly name: string;
+  /** amqp:// or amqps:// without credentials. */
+  readonly url: string;
+  /** Names the Secret (Kubernetes) or the --secrets-dir folder (sless dev) holding username/password. */
+  readonly secret?: string;
+  readonly queue: string;
+  readonly declare: boolean;
+  readonly prefetch: number;
+  readonly retries: number;
+  readonly deadLetter: string;
+}
+
 export interface FunctionManifest {
   readonly name: string;
   readonly runtime: Runtime;
@@ -34,6 +48,8 @@ export interface FunctionManifest {
   readonly scale?: ScaleInput;
   readonly schedules: readonly ScheduleSpec[];
   readonly jobs: readonly JobSpec[];
+  /** Present only when function.yaml declares queue triggers (so manifests without stay as they were). */
+  readonly queues?: readonly QueueTriggerSpec[];
 }
 
 /** One problem with one input file; rendered as `file:line: key: message`. */

@@ -38,6 +38,7 @@ import type { Metrics } from '../../metrics/metrics.ts';
 import { LocalFunctions } from './local-functions.ts';
 import { LocalRepository } from './local-repository.ts';
 import { LocalState } from './local-state.ts';
+import type { QueueTriggerTarget } from '../../queue/queue-triggers.ts';
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';
@@ -205,6 +206,11 @@ export class LocalPlatform implements Platform {
     this.#coalescer.request('start');
     this.#pollTimer = setInterval(() => this.#coalescer.request('poll'), this.#opts.pollIntervalMs);
     this.#pollTimer.unref();
+  }
+
+  /** The queue triggers the functions' manifests declare (src/queue/ runs them; dev.ts polls this). */
+  queueTriggers(): QueueTriggerTarget[] {
+    return this.#table.all().flatMap((f) => (f.manifest?.queues ?? []).map((spec) => ({ namespace: f.record.namespace, function: f.record.name, spec })));
   }
 
   /** Resolves when no sync is running or pending (tests, benchmarks). */
