@@ -148,6 +148,28 @@ const devSpecs = {
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;
 
+/** A token lifetime as written: `30d`, `12h`, `90m`, `3600s` (tokenTtlSeconds reads it). */
+const tokenTtl = z.string().regex(/^[1-9]\d{0,6}(s|m|h|d)$/, 'a lifetime like 30d, 12h, 90m or 3600s');
+
+/** `30d` -> 2592000. */
+export function tokenTtlSeconds(ttl: string): number {
+  return Number(ttl.slice(0, -1)) * { s: 1, m: 60, h: 3600, d: 86_400 }[ttl.slice(-1) as 's' | 'm' | 'h' | 'd'];
+}
+
+/** `sless token`: the controller's token settings (the same variables) plus what to sign. */
+const tokenSpecs = {
+  jwtSecret: common.jwtSecret,
+  jwksUrl: common.jwksUrl,
+  jwtPublicKey: common.jwtPublicKey,
+  jwtIssuer: common.jwtIssuer,
+  jwtAudience: common.jwtAudience,
+  adminClaim: common.adminClaim,
+  authInsecure: common.authInsecure,
+  subject: { flag: 'subject', schema: z.string().min(1), describe: 'the token\'s "sub": who it is for; it decides the namespace (sless-<hash>)' },
+  admin: { flag: 'admin', schema: flag, default: false, boolean: true, describe: 'add the admin claim (SLESS_ADMIN_CLAIM: true): every namespace' },
+  ttl: { flag: 'ttl', schema: tokenTtl, default: '30d', describe: 'lifetime: 30d, 12h, 90m or 3600s' },
+} satisfies Record<string, SettingSpec<unknown>>;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 function assertAuthConsistent(s: { jwtSecret?: string; jwksUrl?: string; jwtPublicKey?: string; authInsecure: boolean }): void {
@@ -185,6 +207,14 @@ export function loadDevConfig(argv: readonly string[], env: Env = process.env) {
 }
 export type DevConfig = ReturnType<typeof loadDevConfig>;
 
+export function loadTokenConfig(argv: readonly string[], env: Env = process.env) {
+  const { settings, positionals } = resolveSettings(tokenSpecs, argv, env);
+  if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}; give the subject as --subject`);
+  assertAuthConsistent(settings);
+  return settings;
+}
+export type TokenConfig = ReturnType<typeof loadTokenConfig>;
+
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */
 export function loadDirArgument(argv: readonly string[]): string {
   const { positionals } = resolveSettings({}, argv, {});
@@ -192,8 +222,10 @@ export function loadDirArgument(argv: readonly string[]): string {
   return positionals[0] ?? '.';
 }
 
-export function describeSettings(command: 'controller' | 'dev'): string {
-  const specs: Record<string, SettingSpec<unknown>> = command === 'controller' ? controllerSpecs : devSpecs;
+const describedSpecs = { controller: controllerSpecs, dev: devSpecs, token: tokenSpecs } as const;
+
+export function describeSettings(command: keyof typeof describedSpecs): string {
+  const specs: Record<string, SettingSpec<unknown>> = describedSpecs[command];
   return Object.values(specs)
     .map((s) => {
       const shown = 'default' in s && s.default !== '' && s.default !== undefined ? ` (default: ${JSON.stringify(s.default)})` : '';
