@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { DEFAULT_BUILD_NAMESPACE } from '../platform/kubernetes/settings.ts';
+import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -170,6 +171,19 @@ const tokenSpecs = {
   ttl: { flag: 'ttl', schema: tokenTtl, default: '30d', describe: 'lifetime: 30d, 12h, 90m or 3600s' },
 } satisfies Record<string, SettingSpec<unknown>>;
 
+/** `sless check`: where the installed controller is and where its settings come from. */
+const checkSpecs = {
+  kubeconfig: controllerSpecs.kubeconfig,
+  namespace: { flag: 'namespace', schema: dnsLabel, default: DEFAULT_SYSTEM_NAMESPACE, describe: "the controller's namespace" },
+  pre: { flag: 'pre', schema: flag, default: false, boolean: true, describe: 'before install: the cluster version, the APIs and rights an install needs' },
+  settingsFrom: {
+    flag: 'settings-from',
+    schema: z.enum(['cluster', 'env']),
+    default: 'cluster' as const,
+    describe: "cluster: the ConfigMap and Secret the controller StatefulSet's envFrom names; env: this shell's SLESS_* variables",
+  },
+} satisfies Record<string, SettingSpec<unknown>>;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 function assertAuthConsistent(s: { jwtSecret?: string; jwksUrl?: string; jwtPublicKey?: string; authInsecure: boolean }): void {
@@ -215,6 +229,12 @@ export function loadTokenConfig(argv: readonly string[], env: Env = process.env)
 }
 export type TokenConfig = ReturnType<typeof loadTokenConfig>;
 
+export function loadCheckConfig(argv: readonly string[], env: Env = process.env) {
+  const { settings, positionals } = resolveSettings(checkSpecs, argv, env);
+  if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  return settings;
+}
+
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */
 export function loadDirArgument(argv: readonly string[]): string {
   const { positionals } = resolveSettings({}, argv, {});
@@ -222,7 +242,7 @@ export function loadDirArgument(argv: readonly string[]): string {
   return positionals[0] ?? '.';
 }
 
-const describedSpecs = { controller: controllerSpecs, dev: devSpecs, token: tokenSpecs } as const;
+const describedSpecs = { controller: controllerSpecs, dev: devSpecs, token: tokenSpecs, check: checkSpecs } as const;
 
 export function describeSettings(command: keyof typeof describedSpecs): string {
   const specs: Record<string, SettingSpec<unknown>> = describedSpecs[command];
