@@ -147,7 +147,7 @@ export async function checkBuildNetworkPolicy(kube: KubeReader, buildNamespace: 
     const all = list.find((p) => Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length === 0 && (p.spec?.podSelector?.matchExpressions ?? []).length === 0 && p.spec?.policyTypes?.includes('Egress'));
     return all
       ? pass(name, `${all.metadata?.name ?? '?'} limits every build pod's egress (enforced only by a CNI that implements NetworkPolicy)`)
-      : fail(name, 'none selects every build pod with an Egress policy: tenant install steps could reach the API server and cluster services', `kubectl apply -f deploy/build-network-policy.yaml (namespace ${buildNamespace})`);
+      : fail(name, 'none selects every build pod with an Egress policy: tenant install steps could reach the API server and cluster services', `${INSTALL_FIX} (it holds the build NetworkPolicy; for another SLESS_BUILD_NAMESPACE, put it in ${buildNamespace})`);
   } catch (err) {
     return fail(name, `cannot read it: ${messageOf(err)}`, 'the kubeconfig user needs list on networkpolicies');
   }
