@@ -45,6 +45,8 @@ describe('sless check', { timeout: 300_000 }, () => {
   let elector: LeaderElector | undefined;
   let crds: string;
   let prefix: string;
+  let configData: Record<string, string> = {};
+  let secretData: Record<string, string> = {};
   const check = (crdsDir = crds) => runChecks({ kube, namespace: system.name, pre: false, settingsFrom: 'cluster', crdsDir });
 
   before(async () => {
@@ -66,7 +68,7 @@ describe('sless check', { timeout: 300_000 }, () => {
     await api.send('POST', `/apis/networking.k8s.io/v1/namespaces/${builds.name}/networkpolicies`, policy);
     await api.send('POST', `${ns(system.name)}/configmaps`, {
       metadata: { name: 'sless-controller-config' },
-      data: {
+      data: (configData = {
         SLESS_S3_ENDPOINT: s3.endpoint,
         SLESS_S3_BUCKET: s3.bucket,
         SLESS_S3_REGION: s3.region,
@@ -76,11 +78,11 @@ describe('sless check', { timeout: 300_000 }, () => {
         SLESS_BUILD_NAMESPACE: builds.name,
         SLESS_JWT_ISSUER: 'https://sless.example',
         SLESS_JWT_AUDIENCE: 'sless',
-      },
+      }),
     });
     await api.send('POST', `${ns(system.name)}/secrets`, {
       metadata: { name: 'sless-controller-secrets' },
-      stringData: { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey, SLESS_JWT_SECRET: randomBytes(32).toString('hex') },
+      stringData: (secretData = { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey, SLESS_JWT_SECRET: randomBytes(32).toString('hex') }),
     });
     const labels = { 'app.kubernetes.io/name': 'sless-controller' };
     await api.send('POST', `/apis/apps/v1/namespaces/${system.name}/statefulsets`, {
@@ -135,6 +137,15 @@ describe('sless check', { timeout: 300_000 }, () => {
     assert.match(cli.stdout, /^\u2714 Kubernetes version: v1\.\d+/m);
     assert.match(cli.stdout, /^all \d+ checks passed$/m);
     assert.doesNotMatch(cli.stdout, /\u2716/);
+  });
+
+  it('--settings-from env: the same settings from this shell are green too; a bad one is red naming it', async () => {
+    const env = { ...configData, ...secretData, POD_NAMESPACE: system.name };
+    const green = await runChecks({ kube, namespace: system.name, pre: false, settingsFrom: 'env', crdsDir: crds, env });
+    assert.deepEqual(failures(green), [], show(green));
+    assert.match(byName(green, 'controller settings').detail, /this shell's environment/);
+    const red = await runChecks({ kube, namespace: system.name, pre: false, settingsFrom: 'env', crdsDir: crds, env: { ...env, SLESS_S3_BUCKET: undefined } });
+    assert.deepEqual(failures(red).map((r) => `${r.name}: ${r.detail}`), ["controller settings: from this shell's environment: missing setting SLESS_S3_BUCKET: S3 bucket for build contexts"]);
   });
 
   it('is red on the S3 line, naming the S3 settings, while S3 is down', async () => {
