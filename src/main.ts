@@ -36,8 +36,8 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 2;
   }
   if ((name === 'controller' || name === 'dev' || name === 'token' || name === 'check') && (rest.includes('--help') || rest.includes('-h'))) {
-    const { describeSettings } = await import('./config/config.ts');
-    io.stdout.write(`sless ${name} settings (flag / environment variable):\n${describeSettings(name)}\n`);
+    const { describeCommandSettings } = await import('./config/tool-settings.ts');
+    io.stdout.write(`sless ${name} settings (flag / environment variable):\n${describeCommandSettings(name)}\n`);
     return 0;
   }
   try {

@@ -12,7 +12,8 @@ import { exitCodeOf, fail, formatResult, messageOf, pass, type CheckResult } fro
 import { checkBuildNetworkPolicy, checkController, checkCrds, checkKubeVersion, checkPrerequisites } from '../check/cluster-checks.ts';
 import { kubeReader, type KubeReader } from '../check/kube-reader.ts';
 import { checkAuth, checkImages, checkRegistry, checkS3 } from '../check/service-checks.ts';
-import { loadCheckConfig, loadControllerConfig } from '../config/config.ts';
+import { loadControllerConfig } from '../config/config.ts';
+import { loadCheckConfig } from '../config/tool-settings.ts';
 import { packageRoot } from '../package-root.ts';
 import { controllerSettings } from './controller.ts';
 import type { CommandIo } from './io.ts';

@@ -6,7 +6,8 @@
 // it refuses, saying where such tokens come from.
 import { SignJWT } from 'jose';
 import { namespaceForSubject } from '../auth/namespace-for-subject.ts';
-import { ConfigError, loadTokenConfig, tokenTtlSeconds, type TokenConfig } from '../config/config.ts';
+import { ConfigError } from '../config/config.ts';
+import { loadTokenConfig, tokenTtlSeconds, type TokenConfig } from '../config/tool-settings.ts';
 import type { CommandIo } from './io.ts';
 
 /** Why this configuration cannot sign a token, or undefined when it can (an HS256 secret). */

@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { DEFAULT_BUILD_NAMESPACE } from '../platform/kubernetes/settings.ts';
-import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
@@ -149,41 +148,6 @@ const devSpecs = {
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;
 
-/** A token lifetime as written: `30d`, `12h`, `90m`, `3600s` (tokenTtlSeconds reads it). */
-const tokenTtl = z.string().regex(/^[1-9]\d{0,6}(s|m|h|d)$/, 'a lifetime like 30d, 12h, 90m or 3600s');
-
-/** `30d` -> 2592000. */
-export function tokenTtlSeconds(ttl: string): number {
-  return Number(ttl.slice(0, -1)) * { s: 1, m: 60, h: 3600, d: 86_400 }[ttl.slice(-1) as 's' | 'm' | 'h' | 'd'];
-}
-
-/** `sless token`: the controller's token settings (the same variables) plus what to sign. */
-const tokenSpecs = {
-  jwtSecret: common.jwtSecret,
-  jwksUrl: common.jwksUrl,
-  jwtPublicKey: common.jwtPublicKey,
-  jwtIssuer: common.jwtIssuer,
-  jwtAudience: common.jwtAudience,
-  adminClaim: common.adminClaim,
-  authInsecure: common.authInsecure,
-  subject: { flag: 'subject', schema: z.string().min(1), describe: 'the token\'s "sub": who it is for; it decides the namespace (sless-<hash>)' },
-  admin: { flag: 'admin', schema: flag, default: false, boolean: true, describe: 'add the admin claim (SLESS_ADMIN_CLAIM: true): every namespace' },
-  ttl: { flag: 'ttl', schema: tokenTtl, default: '30d', describe: 'lifetime: 30d, 12h, 90m or 3600s' },
-} satisfies Record<string, SettingSpec<unknown>>;
-
-/** `sless check`: where the installed controller is and where its settings come from. */
-const checkSpecs = {
-  kubeconfig: controllerSpecs.kubeconfig,
-  namespace: { flag: 'namespace', schema: dnsLabel, default: DEFAULT_SYSTEM_NAMESPACE, describe: "the controller's namespace" },
-  pre: { flag: 'pre', schema: flag, default: false, boolean: true, describe: 'before install: the cluster version, the APIs and rights an install needs' },
-  settingsFrom: {
-    flag: 'settings-from',
-    schema: z.enum(['cluster', 'env']),
-    default: 'cluster' as const,
-    describe: "cluster: the ConfigMap and Secret the controller StatefulSet's envFrom names; env: this shell's SLESS_* variables",
-  },
-} satisfies Record<string, SettingSpec<unknown>>;
-
 type Env = Readonly<Record<string, string | undefined>>;
 
 function assertAuthConsistent(s: { jwtSecret?: string; jwksUrl?: string; jwtPublicKey?: string; authInsecure: boolean }): void {
@@ -221,20 +185,6 @@ export function loadDevConfig(argv: readonly string[], env: Env = process.env) {
 }
 export type DevConfig = ReturnType<typeof loadDevConfig>;
 
-export function loadTokenConfig(argv: readonly string[], env: Env = process.env) {
-  const { settings, positionals } = resolveSettings(tokenSpecs, argv, env);
-  if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}; give the subject as --subject`);
-  assertAuthConsistent(settings);
-  return settings;
-}
-export type TokenConfig = ReturnType<typeof loadTokenConfig>;
-
-export function loadCheckConfig(argv: readonly string[], env: Env = process.env) {
-  const { settings, positionals } = resolveSettings(checkSpecs, argv, env);
-  if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  return settings;
-}
-
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */
 export function loadDirArgument(argv: readonly string[]): string {
   const { positionals } = resolveSettings({}, argv, {});
@@ -242,10 +192,12 @@ export function loadDirArgument(argv: readonly string[]): string {
   return positionals[0] ?? '.';
 }
 
-const describedSpecs = { controller: controllerSpecs, dev: devSpecs, token: tokenSpecs, check: checkSpecs } as const;
+export function describeSettings(command: 'controller' | 'dev'): string {
+  return describeSpecs(command === 'controller' ? controllerSpecs : devSpecs);
+}
 
-export function describeSettings(command: keyof typeof describedSpecs): string {
-  const specs: Record<string, SettingSpec<unknown>> = describedSpecs[command];
+/** One line per setting: flag / variable, what it is, its default (`sless <command> --help`). */
+export function describeSpecs(specs: Record<string, SettingSpec<unknown>>): string {
   return Object.values(specs)
     .map((s) => {
       const shown = 'default' in s && s.default !== '' && s.default !== undefined ? ` (default: ${JSON.stringify(s.default)})` : '';
@@ -255,3 +207,5 @@ export function describeSettings(command: keyof typeof describedSpecs): string {
 }
 
 export { ConfigError };
+// For the settings of the tool commands (tool-settings.ts): the same specs and rules, one source.
+export { common as commonSpecs, controllerSpecs, assertAuthConsistent };

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import { authOptionsOf } from '../../src/auth/auth-options.ts';
 import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
-import { ConfigError, loadTokenConfig } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/config/config.ts';
+import { loadTokenConfig } from '../../src/config/tool-settings.ts';
 import { run } from '../../src/cli/token.ts';
 import { testApp } from '../helpers/http-test-kit.ts';
 
