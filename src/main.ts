@@ -8,6 +8,8 @@ const commands: Record<string, { load: () => Promise<{ run: CommandRun }>; summa
   dev: { load: () => import('./cli/dev.ts'), summary: 'run everything on this machine: no cluster, no S3, no registry' },
   validate: { load: () => import('./cli/validate.ts'), summary: 'check every function.yaml under DIR' },
   hash: { load: () => import('./cli/hash.ts'), summary: 'print {"name","path","code_hash"} per function under DIR' },
+  check: { load: () => import('./cli/check.ts'), summary: 'check an install, each piece with the fix (--pre: before install)' },
+  token: { load: () => import('./cli/token.ts'), summary: 'sign a /v1 token with SLESS_JWT_SECRET: --subject S [--admin] [--ttl 30d]' },
 };
 
 function usage(): string {
@@ -33,9 +35,9 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`sless: unknown command "${name}"\n${usage()}`);
     return 2;
   }
-  if ((name === 'controller' || name === 'dev') && (rest.includes('--help') || rest.includes('-h'))) {
-    const { describeSettings } = await import('./config/config.ts');
-    io.stdout.write(`sless ${name} settings (flag / environment variable):\n${describeSettings(name)}\n`);
+  if ((name === 'controller' || name === 'dev' || name === 'token' || name === 'check') && (rest.includes('--help') || rest.includes('-h'))) {
+    const { describeCommandSettings } = await import('./config/tool-settings.ts');
+    io.stdout.write(`sless ${name} settings (flag / environment variable):\n${describeCommandSettings(name)}\n`);
     return 0;
   }
   try {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import type { AuthOptions } from '../auth/token-verifier.ts';
+import { authOptionsOf } from '../auth/auth-options.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
 import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
 import { ConfigError, loadControllerConfig, treeLimitsOf, type ControllerConfig } from '../config/config.ts';
@@ -60,14 +60,6 @@ interface Logs {
   readonly buildLog: BuildLog;
   readonly storeHealth?: StoreHealth;
   close?(): Promise<void>;
-}
-
-function authOf(config: ControllerConfig): AuthOptions {
-  const common = { issuer: config.jwtIssuer, audience: config.jwtAudience, adminClaim: config.adminClaim, allowNoExp: config.jwtAllowNoExp };
-  if (config.jwksUrl) return { ...common, key: { kind: 'jwks', url: config.jwksUrl, ...(config.jwtAlgorithms ? { algorithms: config.jwtAlgorithms } : {}) } };
-  if (config.jwtPublicKey) return { ...common, key: { kind: 'public-key', pem: config.jwtPublicKey } };
-  if (config.jwtSecret) return { ...common, key: { kind: 'hs256', secret: config.jwtSecret } };
-  return { ...common, key: { kind: 'insecure' } };
 }
 
 export function controllerSettings(config: ControllerConfig): ControllerSettings {
@@ -168,7 +160,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     platform,
     invocationLog: { record: (r) => logs.invocationLog.record(r), list: (ns, fn, limit) => logs.invocationLog.list(ns, fn, limit) },
     buildLog,
-    auth: authOf(config),
+    auth: authOptionsOf(config),
     registry,
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
     limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },

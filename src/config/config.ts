@@ -255,7 +255,11 @@ export function loadDirArgument(argv: readonly string[]): string {
 }
 
 export function describeSettings(command: 'controller' | 'dev'): string {
-  const specs: Record<string, SettingSpec<unknown>> = command === 'controller' ? controllerSpecs : devSpecs;
+  return describeSpecs(command === 'controller' ? controllerSpecs : devSpecs);
+}
+
+/** One line per setting: flag / variable, what it is, its default (`sless <command> --help`). */
+export function describeSpecs(specs: Record<string, SettingSpec<unknown>>): string {
   return Object.values(specs)
     .map((s) => {
       const shown = 'default' in s && s.default !== '' && s.default !== undefined ? ` (default: ${JSON.stringify(s.default)})` : '';
@@ -265,3 +269,5 @@ export function describeSettings(command: 'controller' | 'dev'): string {
 }
 
 export { ConfigError };
+// For the settings of the tool commands (tool-settings.ts): the same specs and rules, one source.
+export { common as commonSpecs, controllerSpecs, assertAuthConsistent };

@@ -26,6 +26,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# oci_new, oci_finish, kaniko_executor, kaniko_rootfs, kaniko_runc: shared with scripts/images.sh.
+. "$repo/scripts/lib/kaniko-runc.sh"
 out=${SLESS_TEST_IMAGES_DIR:-$HOME/.cache/sless-test/images}
 
 # ---- pins -------------------------------------------------------------------------------------------
@@ -87,22 +89,12 @@ timed() { local t=$SECONDS; "$@"; log "$1 ${2:-}: $((SECONDS - t)) s"; }
 
 # ---- OCI layouts from root filesystems (umoci) ------------------------------------------------------
 # new_image NAME TAG -> creates $work/NAME/{layout,bundle}; fill $work/NAME/bundle/rootfs, then finish_image.
-new_image() {
-  local d="$work/$1"
-  rm -rf "$d" && mkdir -p "$d"
-  umoci init --layout "$d/layout"
-  umoci new --image "$d/layout:$2"
-  umoci unpack --image "$d/layout:$2" "$d/bundle" >/dev/null
-}
+new_image() { oci_new "$work/$1" "$2"; }
 # finish_image NAME TAG [umoci config flags...]: one layer from the rootfs, the config, then the layout is moved in place.
 finish_image() {
-  local name=$1 tag=$2 d="$work/$1"
+  local name=$1 tag=$2
   shift 2
-  umoci repack --image "$d/layout:$tag" "$d/bundle"
-  umoci config --image "$d/layout:$tag" --os linux --architecture amd64 --author sless-test-images "$@"
-  umoci gc --layout "$d/layout"
-  rm -rf "$out/$name-$tag.partial" && mv "$d/layout" "$out/$name-$tag.partial" && mv "$out/$name-$tag.partial" "$out/$name-$tag"
-  rm -rf "$d"
+  oci_finish "$work/$name" "$tag" "$out/$name-$tag" "$@"
   log "$name:$tag -> $out/$name-$tag ($(du -sh "$out/$name-$tag" | cut -f1))"
 }
 have() { [ -d "$out/$1-$2" ]; }
@@ -201,19 +193,12 @@ build_go() {
 }
 
 build_kaniko() {
-  local name=kaniko tag=$KANIKO_TAG dir
+  local name=kaniko tag=$KANIKO_TAG
   have $name "$tag" && return
-  dir=$(GOFLAGS=-mod=mod go mod download -json "$KANIKO_MODULE@$KANIKO" | jq -r .Dir)
-  (cd "$dir" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags='-s -w' -o "$work/executor" ./cmd/executor)
+  kaniko_executor "go:$KANIKO_MODULE@$KANIKO" "$work/executor"
   new_image $name "$tag"
-  local root="$work/$name/bundle/rootfs"
-  mkdir -p "$root/kaniko/ssl/certs" "$root/kaniko/.docker" "$root/workspace" "$root/etc"
-  cp "$work/executor" "$root/kaniko/executor"
-  cp /etc/ssl/certs/ca-certificates.crt "$root/kaniko/ssl/certs/ca-certificates.crt"
-  echo 'hosts: files dns' >"$root/etc/nsswitch.conf"
-  finish_image $name "$tag" --config.env PATH=/usr/local/bin:/kaniko --config.env HOME=/root --config.env USER=root \
-    --config.env SSL_CERT_DIR=/kaniko/ssl/certs --config.env DOCKER_CONFIG=/kaniko/.docker/ \
-    --config.entrypoint /kaniko/executor --config.workingdir /workspace
+  kaniko_rootfs "$work/$name/bundle/rootfs" "$work/executor"
+  finish_image $name "$tag" "${KANIKO_CONFIG[@]}"
 }
 
 # ---- images built from runtimes/ by kaniko in runc ---------------------------------------------------
@@ -251,28 +236,11 @@ kaniko_build() {
   shift 3
   start_registry
   local b="$work/kaniko-run"
-  rm -rf "$b" && mkdir -p "$b/out"
-  umoci unpack --image "$out/kaniko-$KANIKO_TAG:$KANIKO_TAG" "$b/bundle" >/dev/null
-  local args=(/kaniko/executor --force --context=dir:///workspace "--dockerfile=/workspace/$dockerfile" "--destination=$name:$tag"
+  local args=(--force --context=dir:///workspace "--dockerfile=/workspace/$dockerfile" "--destination=$name:$tag"
     --no-push --tar-path=/out/image.tar --snapshot-mode=redo --use-new-run)
   for a in "$@"; do args+=("--build-arg=$a"); done
-  # Its own pid/mount/uts/ipc namespaces and rootfs (kaniko unpacks the base image over it), the host's
-  # network (to reach the throwaway registry on 127.0.0.1 and the module proxy), no new privileges.
-  jq --argjson args "$(printf '%s\n' "${args[@]}" | jq -R . | jq -s .)" --arg ctx "$repo/runtimes" --arg out "$b/out" '
-    .process.args = $args | .process.terminal = false | .process.cwd = "/workspace" |
-    .process.capabilities = ( ["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FOWNER","CAP_FSETID","CAP_KILL","CAP_SETGID","CAP_SETUID",
-        "CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_MKNOD","CAP_AUDIT_WRITE","CAP_SETFCAP"] as $c
-        | {bounding:$c, effective:$c, permitted:$c}) |
-    .process.noNewPrivileges = true | .root.readonly = false |
-    .linux.namespaces |= map(select(.type != "network" and .type != "user")) |
-    .linux.uidMappings = [] | .linux.gidMappings = [] |
-    .mounts += [
-      {destination:"/workspace", type:"bind", source:$ctx, options:["rbind","ro"]},
-      {destination:"/out", type:"bind", source:$out, options:["rbind","rw"]},
-      {destination:"/etc/resolv.conf", type:"bind", source:"/etc/resolv.conf", options:["rbind","ro"]}
-    ]' "$b/bundle/config.json" >"$b/config.json" && mv "$b/config.json" "$b/bundle/config.json"
   local t=$SECONDS
-  if ! runc run --bundle "$b/bundle" "sless-images-$$" >"$b/kaniko.log" 2>&1; then
+  if ! kaniko_runc "$out/kaniko-$KANIKO_TAG:$KANIKO_TAG" "$b" "$repo/runtimes" -- "${args[@]}"; then
     tail -n 40 "$b/kaniko.log" >&2
     echo "test/images/build.sh: kaniko failed to build $name:$tag from runtimes/$dockerfile" >&2
     exit 1
