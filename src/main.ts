@@ -8,6 +8,12 @@ const commands: Record<string, { load: () => Promise<{ run: CommandRun }>; summa
   dev: { load: () => import('./cli/dev.ts'), summary: 'run everything on this machine: no cluster, no S3, no registry' },
   validate: { load: () => import('./cli/validate.ts'), summary: 'check every function.yaml under DIR' },
   hash: { load: () => import('./cli/hash.ts'), summary: 'print {"name","path","code_hash"} per function under DIR' },
+  init: { load: () => import('./cli/client/init.ts'), summary: 'write a new function folder (function.yaml and a handler)' },
+  login: { load: () => import('./cli/client/login.ts'), summary: 'store the endpoint and token the commands below use' },
+  get: { load: () => import('./cli/client/get.ts'), summary: 'list functions, triggers, jobs, repositories or builds' },
+  describe: { load: () => import('./cli/client/describe.ts'), summary: "a function's settings, status, builds and calls" },
+  invoke: { load: () => import('./cli/client/invoke.ts'), summary: 'call a function through /fn and print its answer' },
+  sync: { load: () => import('./cli/client/sync.ts'), summary: 'ask for a repository sync now (--wait: until it is live)' },
 };
 
 function usage(): string {
