@@ -17,6 +17,12 @@ test('after the sync: waits for every function of the repository to be Ready, th
   });
 });
 
+test('a function still Ready with its previous code_hash is waited for', () => {
+  const now = { ...after, functions: [{ name: 'a', code_hash: 'sha256:new' }] };
+  assert.deepEqual(syncProgress(before, now, [{ name: 'a', phase: 'Ready', code_hash: 'sha256:old' }]), { state: 'waiting', detail: 'waiting for a (previous code)' });
+  assert.equal(syncProgress(before, now, [{ name: 'a', phase: 'Ready', code_hash: 'sha256:new' }]).state, 'done');
+});
+
 test('one Failed or invalid function, or a repository not ready, fails the wait and is named', () => {
   assert.deepEqual(syncProgress(before, after, [{ name: 'a', phase: 'Ready' }, { name: 'b', phase: 'Failed', message: 'build failed: exit 1' }]), {
     state: 'failed',

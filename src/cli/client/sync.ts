@@ -14,18 +14,22 @@ const POLL_MS = 500;
 export interface RepositoryJson {
   readonly revision?: string;
   readonly last_sync_time?: string;
-  readonly functions?: ReadonlyArray<{ readonly name: string; readonly error?: string }>;
+  readonly functions?: ReadonlyArray<{ readonly name: string; readonly code_hash?: string; readonly error?: string }>;
   readonly ready?: { readonly status: string; readonly reason?: string; readonly message?: string };
 }
 export interface FunctionJson {
   readonly name: string;
   readonly phase?: string;
   readonly message?: string;
+  readonly code_hash?: string;
 }
 
 export type SyncProgress = { readonly state: 'waiting'; readonly detail: string } | { readonly state: 'done' | 'failed'; readonly detail: string };
 
-/** Where a requested sync stands, from the repository before the request and now (pure). */
+/**
+ * Where a requested sync stands, from the repository before the request and now (pure). A function
+ * counts as done when it is Ready with the code_hash the repository lists for it.
+ */
 export function syncProgress(before: RepositoryJson, now: RepositoryJson, functions: readonly FunctionJson[]): SyncProgress {
   if (now.revision === before.revision && now.last_sync_time === before.last_sync_time) {
     return { state: 'waiting', detail: 'the repository has not synced yet' };
@@ -39,7 +43,9 @@ export function syncProgress(before: RepositoryJson, now: RepositoryJson, functi
   for (const m of members) {
     const f = byName.get(m.name);
     if (f?.phase === 'Failed') return { state: 'failed', detail: `function ${m.name} failed${f.message ? `: ${f.message}` : ''}` };
-    if (f?.phase !== 'Ready') waiting.push(`${m.name} (${f?.phase ?? 'not created yet'})`);
+    // A function still Ready with the code it had before the sync has not picked up the new revision yet.
+    const stale = m.code_hash !== undefined && f?.code_hash !== undefined && f.code_hash !== m.code_hash;
+    if (f?.phase !== 'Ready' || stale) waiting.push(`${m.name} (${stale ? 'previous code' : (f?.phase ?? 'not created yet')})`);
   }
   if (waiting.length > 0) return { state: 'waiting', detail: `waiting for ${waiting.join(', ')}` };
   return { state: 'done', detail: `revision ${shortRevision(now.revision) ?? '-'}: ${members.length} function${members.length === 1 ? '' : 's'} Ready` };
