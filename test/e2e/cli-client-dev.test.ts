@@ -18,9 +18,14 @@ let env: Record<string, string>;
 
 function sless(args: string[], cwd = folder): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(root, 'bin/sless.js'), ...args], { cwd, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(root, 'bin/sless.js'), ...args],
+      { cwd, env: { ...process.env, ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -49,10 +54,16 @@ test('sless init writes a function for every runtime of the catalog that sless v
 test('sless init refuses a folder that is not empty, an unknown runtime and a bad name, in one line each', async () => {
   await writeFile(path.join(folder, 'all/fn-nodejs20/extra.txt'), 'x');
   const taken = await sless(['init', 'fn-nodejs20', '--runtime', 'nodejs20', '--dir', 'all/fn-nodejs20']);
-  assert.deepEqual([taken.code, taken.stderr], [1, 'sless init: all/fn-nodejs20 already exists and is not empty; pick another --dir or remove it\n']);
+  assert.deepEqual(
+    [taken.code, taken.stderr],
+    [1, 'sless init: all/fn-nodejs20 already exists and is not empty; pick another --dir or remove it\n'],
+  );
   const runtime = await sless(['init', 'x', '--runtime', 'ruby']);
   assert.equal(runtime.code, 1);
-  assert.match(runtime.stderr, /^sless init: --runtime ruby is not a runtime sless knows; use one of python3.11, .*go1.23\n$/);
+  assert.match(
+    runtime.stderr,
+    /^sless init: --runtime ruby is not a runtime sless knows; use one of python3.11, .*go1.23\n$/,
+  );
   const name = await sless(['init', 'Bad_Name', '--runtime', 'nodejs20']);
   assert.equal(name.code, 1);
   assert.match(name.stderr, /^sless init: "Bad_Name" is not a DNS-1123 label.*; pick another NAME\n$/);
@@ -62,8 +73,14 @@ test('sless init refuses a folder that is not empty, an unknown runtime and a ba
 });
 
 test('init → sless dev serves it → get, describe, invoke round-trip JSON → edit, sync --wait serves the edit', async () => {
-  assert.equal((await sless(['init', 'hello-node', '--runtime', 'nodejs20', '--dir', 'fns/hello-node'])).code, 0);
-  assert.equal((await sless(['init', 'hello-py', '--runtime', 'python3.11', '--dir', 'fns/hello-py'])).code, 0);
+  assert.equal(
+    (await sless(['init', 'hello-node', '--runtime', 'nodejs20', '--dir', 'fns/hello-node'])).code,
+    0,
+  );
+  assert.equal(
+    (await sless(['init', 'hello-py', '--runtime', 'python3.11', '--dir', 'fns/hello-py'])).code,
+    0,
+  );
   dev = await startDevProcess({ repo: path.join(folder, 'fns') });
   await dev.waitForLog(/hello-node: ready at/);
   await dev.waitForLog(/hello-py: ready at/);
@@ -72,12 +89,19 @@ test('init → sless dev serves it → get, describe, invoke round-trip JSON →
   const listed = await sless(['get', 'functions', '-o', 'json']);
   assert.equal(listed.code, 0, listed.stderr);
   const fns = JSON.parse(listed.stdout) as Array<{ name: string; phase: string }>;
-  assert.deepEqual(fns.map((f) => [f.name, f.phase]).sort(), [['hello-node', 'Ready'], ['hello-py', 'Ready']]);
+  assert.deepEqual(fns.map((f) => [f.name, f.phase]).sort(), [
+    ['hello-node', 'Ready'],
+    ['hello-py', 'Ready'],
+  ]);
 
   for (const name of ['hello-node', 'hello-py']) {
     const r = await sless(['invoke', name, '-d', '{"name": "sless", "list": [1, 2]}', '--path', '/greet']);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), { message: 'Hello, sless!', event: { name: 'sless', list: [1, 2] }, path: '/greet' });
+    assert.deepEqual(JSON.parse(r.stdout), {
+      message: 'Hello, sless!',
+      event: { name: 'sless', list: [1, 2] },
+      path: '/greet',
+    });
   }
 
   const described = await sless(['describe', 'function', 'hello-py']);
@@ -87,7 +111,10 @@ test('init → sless dev serves it → get, describe, invoke round-trip JSON →
   assert.match(described.stdout, /Invocations \(last 1\):\n.*\n {2}\S+ +POST +\/greet +200 /);
 
   const handler = path.join(folder, 'fns/hello-node/handler.js');
-  await writeFile(handler, (await readFile(handler, 'utf8')).replace('event, path:', 'event, version: 2, path:'));
+  await writeFile(
+    handler,
+    (await readFile(handler, 'utf8')).replace('event, path:', 'event, version: 2, path:'),
+  );
   const synced = await sless(['sync', 'local', '--wait', '--timeout', '60s']);
   assert.equal(synced.code, 0, synced.stderr);
   assert.match(synced.stdout, /^synced local: revision sha256:[0-9a-f]{12}: 2 functions Ready\n$/);

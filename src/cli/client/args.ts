@@ -20,7 +20,9 @@ export interface ParsedArgs {
 }
 
 export function parseArgs(argv: readonly string[], specs: OptionSpecs, usage: string): ParsedArgs {
-  const byShort = new Map(Object.entries(specs).flatMap(([name, s]) => (s.short ? [[s.short, name] as const] : [])));
+  const byShort = new Map(
+    Object.entries(specs).flatMap(([name, s]) => (s.short ? [[s.short, name] as const] : [])),
+  );
   const positionals: string[] = [];
   const options = new Map<string, string[]>();
   let help = false;
@@ -42,7 +44,8 @@ export function parseArgs(argv: readonly string[], specs: OptionSpecs, usage: st
     const given = eq > 0 ? arg.slice(0, eq) : arg;
     const name = given.startsWith('--') ? given.slice(2) : byShort.get(given.slice(1));
     const spec = name === undefined ? undefined : specs[name];
-    if (name === undefined || spec === undefined) throw new CliError(`unknown option ${given}; usage: ${usage}`);
+    if (name === undefined || spec === undefined)
+      throw new CliError(`unknown option ${given}; usage: ${usage}`);
     let value: string;
     if (spec.switch) {
       if (eq > 0) throw new CliError(`${given} takes no value; usage: ${usage}`);

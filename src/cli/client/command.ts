@@ -31,15 +31,24 @@ const NAMESPACE_OPTION: OptionSpecs = { namespace: { short: 'n' } };
 export const CONNECTION_HELP = `Server: SLESS_ENDPOINT and SLESS_API_TOKEN, else what sless login stored.
 Namespace: -n/--namespace NS, else SLESS_NAMESPACE, else the token's own.`;
 
-export async function runClientCommand(command: ClientCommand, argv: string[], io: CommandIo, env: ClientEnv = clientEnv()): Promise<number> {
+export async function runClientCommand(
+  command: ClientCommand,
+  argv: string[],
+  io: CommandIo,
+  env: ClientEnv = clientEnv(),
+): Promise<number> {
   const options = command.remote ? { ...NAMESPACE_OPTION, ...command.options } : command.options;
   try {
     const args = parseArgs(argv, options, command.usage);
     if (args.help) {
-      io.stdout.write(`usage: ${command.usage}\n\n${command.help}\n${command.remote ? `\n${CONNECTION_HELP}\n` : ''}`);
+      io.stdout.write(
+        `usage: ${command.usage}\n\n${command.help}\n${command.remote ? `\n${CONNECTION_HELP}\n` : ''}`,
+      );
       return 0;
     }
-    const api = command.remote ? new ApiClient(await resolveTarget(env, option(args, 'namespace'))) : (undefined as unknown as ApiClient);
+    const api = command.remote
+      ? new ApiClient(await resolveTarget(env, option(args, 'namespace')))
+      : (undefined as unknown as ApiClient);
     return await command.execute(args, { io, env, api });
   } catch (err) {
     // A CliError already says what to do; anything else is unexpected but still gets one line.

@@ -16,7 +16,16 @@ export interface FunctionDescription {
   readonly invocations: readonly Json[];
 }
 
-const SPEC_FIELDS = ['runtime', 'entrypoint', 'memory_mb', 'timeout_sec', 'http_enabled', 'managed_by', 'env_vars', 'env_from_secrets'] as const;
+const SPEC_FIELDS = [
+  'runtime',
+  'entrypoint',
+  'memory_mb',
+  'timeout_sec',
+  'http_enabled',
+  'managed_by',
+  'env_vars',
+  'env_from_secrets',
+] as const;
 const STATUS_FIELDS = ['phase', 'message', 'code_hash', 'image_ref', 'last_built_at', 'url'] as const;
 
 function lines(record: Json, fields: readonly string[]): string {
@@ -40,18 +49,20 @@ export function describeText(d: FunctionDescription): string {
       .split('\n')
       .map((l) => `  ${l}`)
       .join('\n');
-  return [
-    `Name:       ${String(f.name)}`,
-    `Namespace:  ${String(f.namespace)}`,
-    'Spec:',
-    lines(f, SPEC_FIELDS),
-    'Status:',
-    lines(f, STATUS_FIELDS),
-    `Builds (last ${d.builds.length}):`,
-    d.builds.length > 0 ? indent(formatTable(d.builds, COLUMNS.builds)) : '  none',
-    `Invocations (last ${d.invocations.length}):`,
-    d.invocations.length > 0 ? indent(formatTable(d.invocations, COLUMNS.invocations)) : '  none',
-  ].join('\n') + '\n';
+  return (
+    [
+      `Name:       ${String(f.name)}`,
+      `Namespace:  ${String(f.namespace)}`,
+      'Spec:',
+      lines(f, SPEC_FIELDS),
+      'Status:',
+      lines(f, STATUS_FIELDS),
+      `Builds (last ${d.builds.length}):`,
+      d.builds.length > 0 ? indent(formatTable(d.builds, COLUMNS.builds)) : '  none',
+      `Invocations (last ${d.invocations.length}):`,
+      d.invocations.length > 0 ? indent(formatTable(d.invocations, COLUMNS.invocations)) : '  none',
+    ].join('\n') + '\n'
+  );
 }
 
 export const describeCommand: ClientCommand = {
@@ -66,7 +77,8 @@ builds and last 10 calls through /fn.
     const out = option(args, 'output');
     const format = out === 'text' ? 'table' : parseOutputFormat(out);
     const [kind, name] = positionals(args, usage, 2) as [string, string];
-    if (kind !== 'function' && kind !== 'functions' && kind !== 'fn') throw new CliError(`cannot describe "${kind}": only functions are described; usage: ${usage}`);
+    if (kind !== 'function' && kind !== 'functions' && kind !== 'fn')
+      throw new CliError(`cannot describe "${kind}": only functions are described; usage: ${usage}`);
     const { api } = ctx;
     const fn = await api.get<Json>(api.nsPath('functions', name));
     const [builds, invocations] = await Promise.all([

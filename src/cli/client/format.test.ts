@@ -4,7 +4,13 @@ import { parse } from 'yaml';
 import { COLUMNS, formatOutput, formatTable, parseOutputFormat, shortRevision } from './format.ts';
 
 const functions = [
-  { name: 'hello', runtime: 'nodejs20', phase: 'Ready', managed_by: 'git:dev/local', url: 'http://x/fn/dev/hello' },
+  {
+    name: 'hello',
+    runtime: 'nodejs20',
+    phase: 'Ready',
+    managed_by: 'git:dev/local',
+    url: 'http://x/fn/dev/hello',
+  },
   { name: 'a-much-longer-name', runtime: 'python3.11', phase: 'Failed', managed_by: 'api' },
 ];
 
@@ -29,7 +35,10 @@ test('json and yaml carry /v1 objects unchanged; one object is a one-row table',
 test('-o accepts table, json and yaml only', () => {
   assert.equal(parseOutputFormat(undefined), 'table');
   assert.equal(parseOutputFormat('yaml'), 'yaml');
-  assert.throws(() => parseOutputFormat('xml'), /-o xml is not an output format; use one of table, json, yaml/);
+  assert.throws(
+    () => parseOutputFormat('xml'),
+    /-o xml is not an output format; use one of table, json, yaml/,
+  );
 });
 
 test('hashes and git SHAs are cut to 12 hex digits, other values stay', () => {

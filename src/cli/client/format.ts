@@ -61,7 +61,10 @@ export const COLUMNS = {
     { header: 'CODE-HASH', value: (r) => shortRevision(r.code_hash) },
     { header: 'OUTCOME', value: field('outcome') },
     { header: 'STARTED', value: field('started_at') },
-    { header: 'DURATION', value: (r) => (typeof r.duration_ms === 'number' ? `${(r.duration_ms / 1000).toFixed(1)}s` : undefined) },
+    {
+      header: 'DURATION',
+      value: (r) => (typeof r.duration_ms === 'number' ? `${(r.duration_ms / 1000).toFixed(1)}s` : undefined),
+    },
     { header: 'MESSAGE', value: field('message') },
   ],
   invocations: [
@@ -69,7 +72,10 @@ export const COLUMNS = {
     { header: 'METHOD', value: field('method') },
     { header: 'PATH', value: field('path') },
     { header: 'STATUS', value: field('status') },
-    { header: 'DURATION', value: (r) => (typeof r.duration_ms === 'number' ? `${r.duration_ms}ms` : undefined) },
+    {
+      header: 'DURATION',
+      value: (r) => (typeof r.duration_ms === 'number' ? `${r.duration_ms}ms` : undefined),
+    },
   ],
 } as const satisfies Record<string, readonly Column[]>;
 
@@ -77,7 +83,9 @@ export const COLUMNS = {
 export function shortRevision(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const hex = value.startsWith('sha256:') ? value.slice('sha256:'.length) : value;
-  return /^[0-9a-f]{12,}$/.test(hex) ? `${value.startsWith('sha256:') ? 'sha256:' : ''}${hex.slice(0, 12)}` : value;
+  return /^[0-9a-f]{12,}$/.test(hex)
+    ? `${value.startsWith('sha256:') ? 'sha256:' : ''}${hex.slice(0, 12)}`
+    : value;
 }
 
 function cell(v: unknown): string {
@@ -90,7 +98,16 @@ function cell(v: unknown): string {
 export function formatTable(rows: readonly Row[], columns: readonly Column[]): string {
   const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cell(c.value(r))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => (line[i] as string).length)));
-  return cells.map((line) => line.map((c, i) => (i === line.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    cells
+      .map((line) =>
+        line
+          .map((c, i) => (i === line.length - 1 ? c : c.padEnd(widths[i] as number)))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** One value (an object or a list) in the chosen format; a table needs columns. */

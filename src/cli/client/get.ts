@@ -12,7 +12,16 @@ export type Kind = (typeof KINDS)[number];
 
 /** `function`, `fn`, `repo`... → the kind; undefined for anything else. */
 export function kindOf(text: string): Kind | undefined {
-  const aliases: Record<string, Kind> = { function: 'functions', fn: 'functions', trigger: 'triggers', job: 'jobs', repository: 'repositories', repo: 'repositories', repos: 'repositories', build: 'builds' };
+  const aliases: Record<string, Kind> = {
+    function: 'functions',
+    fn: 'functions',
+    trigger: 'triggers',
+    job: 'jobs',
+    repository: 'repositories',
+    repo: 'repositories',
+    repos: 'repositories',
+    build: 'builds',
+  };
   return (KINDS as readonly string[]).includes(text) ? (text as Kind) : aliases[text];
 }
 
@@ -30,7 +39,9 @@ async function fetchKind(ctx: CommandContext, kind: Kind, name: string | undefin
   } catch (err) {
     // Listing jobs is newer than the rest of /v1: an older server has no such route.
     if (kind === 'jobs' && err instanceof ApiError && err.status === 404) {
-      throw new CliError(`this server cannot list jobs (GET ${api.nsPath('jobs')} answered 404); upgrade sless, or show one job with sless get jobs NAME`);
+      throw new CliError(
+        `this server cannot list jobs (GET ${api.nsPath('jobs')} answered 404); upgrade sless, or show one job with sless get jobs NAME`,
+      );
     }
     throw err;
   }

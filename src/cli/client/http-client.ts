@@ -17,8 +17,10 @@ export class ApiError extends CliError {
 
 /** What to do about a status, appended to the server's own message. */
 function hintFor(status: number, target: Target): string {
-  if (status === 401) return '; check SLESS_API_TOKEN (or run sless login again): the server did not accept the token';
-  if (status === 403) return `; the token may not use namespace "${target.namespace}": drop -n/SLESS_NAMESPACE to use the token's own, or use an admin token`;
+  if (status === 401)
+    return '; check SLESS_API_TOKEN (or run sless login again): the server did not accept the token';
+  if (status === 403)
+    return `; the token may not use namespace "${target.namespace}": drop -n/SLESS_NAMESPACE to use the token's own, or use an admin token`;
   return '';
 }
 
@@ -33,7 +35,15 @@ export class ApiClient {
     return `/v1/namespaces/${[this.target.namespace, ...segments].map(encodeURIComponent).join('/')}`;
   }
 
-  async send(method: string, urlPath: string, init: { headers?: Record<string, string> | [string, string][]; body?: Buffer | string; bearer?: boolean } = {}): Promise<Response> {
+  async send(
+    method: string,
+    urlPath: string,
+    init: {
+      headers?: Record<string, string> | [string, string][];
+      body?: Buffer | string;
+      bearer?: boolean;
+    } = {},
+  ): Promise<Response> {
     const headers = new Headers(init.headers);
     if (init.bearer !== false) headers.set('authorization', `Bearer ${this.target.token}`);
     const url = `${this.target.endpoint}${urlPath}`;
@@ -41,13 +51,21 @@ export class ApiClient {
       return await this.fetchImpl(url, { method, headers, body: init.body, redirect: 'manual' });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`cannot reach ${this.target.endpoint} (${cause?.code ?? cause?.message ?? oneLine(err)}); check SLESS_ENDPOINT or run sless login --endpoint URL`);
+      throw new CliError(
+        `cannot reach ${this.target.endpoint} (${cause?.code ?? cause?.message ?? oneLine(err)}); check SLESS_ENDPOINT or run sless login --endpoint URL`,
+      );
     }
   }
 
   /** A /v1 request whose 2xx answer is JSON (or empty: 204). */
   async json<T>(method: string, urlPath: string, body?: unknown): Promise<T> {
-    const res = await this.send(method, urlPath, body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await this.send(
+      method,
+      urlPath,
+      body === undefined
+        ? {}
+        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    );
     const text = await res.text();
     if (!res.ok) {
       let code: string | undefined;
@@ -59,13 +77,19 @@ export class ApiClient {
       } catch {
         // Not the /v1 error shape (a proxy in between?): keep the raw text.
       }
-      throw new ApiError(res.status, code, `${method} ${urlPath} answered ${res.status}: ${oneLine(message)}${hintFor(res.status, this.target)}`);
+      throw new ApiError(
+        res.status,
+        code,
+        `${method} ${urlPath} answered ${res.status}: ${oneLine(message)}${hintFor(res.status, this.target)}`,
+      );
     }
     if (text === '') return undefined as T;
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new CliError(`${method} ${urlPath} answered ${res.status} with a body that is not JSON; is ${this.target.endpoint} a sless server?`);
+      throw new CliError(
+        `${method} ${urlPath} answered ${res.status} with a body that is not JSON; is ${this.target.endpoint} a sless server?`,
+      );
     }
   }
 

@@ -38,18 +38,31 @@ export const initCommand: ClientCommand = {
     const nameProblem = checkFunctionName(name);
     if (nameProblem) throw new CliError(`${nameProblem}; pick another NAME`);
     const runtime = option(args, 'runtime');
-    if (runtime === undefined) throw new CliError(`--runtime is required: one of ${RUNTIME_NAMES.join(', ')}`);
-    if (!(runtime in RUNTIME_CATALOG)) throw new CliError(`--runtime ${runtime} is not a runtime sless knows; use one of ${RUNTIME_NAMES.join(', ')}`);
+    if (runtime === undefined)
+      throw new CliError(`--runtime is required: one of ${RUNTIME_NAMES.join(', ')}`);
+    if (!(runtime in RUNTIME_CATALOG))
+      throw new CliError(
+        `--runtime ${runtime} is not a runtime sless knows; use one of ${RUNTIME_NAMES.join(', ')}`,
+      );
     const dir = option(args, 'dir') ?? name;
-    if (!(await isEmptyOrMissing(dir))) throw new CliError(`${dir} already exists and is not empty; pick another --dir or remove it`);
-    const files = templateFiles({ name, runtime: runtime as Runtime, language: RUNTIME_CATALOG[runtime as Runtime].language, explicitName: path.basename(path.resolve(dir)) !== name });
+    if (!(await isEmptyOrMissing(dir)))
+      throw new CliError(`${dir} already exists and is not empty; pick another --dir or remove it`);
+    const files = templateFiles({
+      name,
+      runtime: runtime as Runtime,
+      language: RUNTIME_CATALOG[runtime as Runtime].language,
+      explicitName: path.basename(path.resolve(dir)) !== name,
+    });
     try {
       await mkdir(dir, { recursive: true });
-      for (const [file, content] of Object.entries(files)) await writeFile(path.join(dir, file), content, { flag: 'wx' });
+      for (const [file, content] of Object.entries(files))
+        await writeFile(path.join(dir, file), content, { flag: 'wx' });
     } catch (err) {
       throw new CliError(`cannot write ${dir}: ${oneLine(err)}`);
     }
-    ctx.io.stdout.write(`created ${dir}/ (${Object.keys(files).join(', ')}); check it with sless validate ${dir}\n`);
+    ctx.io.stdout.write(
+      `created ${dir}/ (${Object.keys(files).join(', ')}); check it with sless validate ${dir}\n`,
+    );
     return 0;
   },
 };

@@ -14,7 +14,8 @@ const usage = "sless invoke NAME [-X METHOD] [-d DATA|@FILE] [-H 'name: value'].
 export function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':');
   const name = colon > 0 ? text.slice(0, colon).trim() : '';
-  if (name === '' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new CliError(`-H "${text}" is not a header; write it as -H 'name: value'`);
+  if (name === '' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+    throw new CliError(`-H "${text}" is not a header; write it as -H 'name: value'`);
   return [name, text.slice(colon + 1).trim()];
 }
 
@@ -53,7 +54,8 @@ answers 5xx (the status goes to stderr for every non-2xx answer).
     const body = await readData(option(args, 'data'));
     const method = (option(args, 'request') ?? (body === undefined ? 'GET' : 'POST')).toUpperCase();
     if (!/^[A-Z]+$/.test(method)) throw new CliError(`-X ${method} is not an HTTP method`);
-    if (body !== undefined && (method === 'GET' || method === 'HEAD')) throw new CliError(`a ${method} request has no body; drop -d or use -X POST`);
+    if (body !== undefined && (method === 'GET' || method === 'HEAD'))
+      throw new CliError(`a ${method} request has no body; drop -d or use -X POST`);
     const headers = (args.options.get('header') ?? []).map(parseHeader);
     if (body !== undefined && !headers.some(([k]) => k.toLowerCase() === 'content-type')) {
       headers.push(['content-type', looksLikeJson(body) ? 'application/json' : 'application/octet-stream']);
@@ -62,7 +64,8 @@ answers 5xx (the status goes to stderr for every non-2xx answer).
     const res = await ctx.api.send(method, urlPath, { headers, body, bearer: false });
     const answer = Buffer.from(await res.arrayBuffer());
     ctx.io.stdout.write(answer);
-    if (answer.length > 0 && answer[answer.length - 1] !== 0x0a && isTerminal(ctx.io)) ctx.io.stdout.write('\n');
+    if (answer.length > 0 && answer[answer.length - 1] !== 0x0a && isTerminal(ctx.io))
+      ctx.io.stdout.write('\n');
     if (res.status >= 300) ctx.io.stderr.write(`sless invoke: ${method} ${urlPath} answered ${res.status}\n`);
     return res.status >= 500 ? 1 : 0;
   },

@@ -26,7 +26,8 @@ SLESS_ENDPOINT and SLESS_API_TOKEN, when set, still win over what is stored.
     positionals(args, usage, 0);
     const endpointText = option(args, 'endpoint');
     const tokenFile = option(args, 'token-file');
-    if (endpointText === undefined || tokenFile === undefined) throw new CliError(`--endpoint and --token-file are both required; usage: ${usage}`);
+    if (endpointText === undefined || tokenFile === undefined)
+      throw new CliError(`--endpoint and --token-file are both required; usage: ${usage}`);
     const endpoint = normalizeEndpoint(endpointText, '--endpoint');
     let token: string;
     try {

@@ -20,13 +20,24 @@ async function tmp(): Promise<string> {
 test("the namespace is the token's own, derived as the server does, without verifying the token", () => {
   assert.equal(tokenNamespace(jwt({ sub: 'alice@example.com' })), namespaceForSubject('alice@example.com'));
   assert.throws(() => tokenNamespace('not-a-jwt'), /not a JWT/);
-  assert.throws(() => tokenNamespace(jwt({ admin: true })), /no "sub" claim.*-n\/--namespace or SLESS_NAMESPACE/);
+  assert.throws(
+    () => tokenNamespace(jwt({ admin: true })),
+    /no "sub" claim.*-n\/--namespace or SLESS_NAMESPACE/,
+  );
 });
 
 test('SLESS_ENDPOINT and SLESS_API_TOKEN; -n wins over SLESS_NAMESPACE, which wins over the token', async () => {
   const token = jwt({ sub: 'bob' });
-  const env = clientEnv({ SLESS_ENDPOINT: 'http://localhost:8080/', SLESS_API_TOKEN: token, XDG_CONFIG_HOME: '/nonexistent' });
-  assert.deepEqual(await resolveTarget(env, undefined), { endpoint: 'http://localhost:8080', token, namespace: namespaceForSubject('bob') });
+  const env = clientEnv({
+    SLESS_ENDPOINT: 'http://localhost:8080/',
+    SLESS_API_TOKEN: token,
+    XDG_CONFIG_HOME: '/nonexistent',
+  });
+  assert.deepEqual(await resolveTarget(env, undefined), {
+    endpoint: 'http://localhost:8080',
+    token,
+    namespace: namespaceForSubject('bob'),
+  });
   assert.equal((await resolveTarget({ ...env, namespace: 'dev' }, undefined)).namespace, 'dev');
   assert.equal((await resolveTarget({ ...env, namespace: 'dev' }, 'other')).namespace, 'other');
   await assert.rejects(resolveTarget({ ...env, endpoint: 'ftp://x' }, undefined), /is not an http\(s\) URL/);
@@ -35,7 +46,8 @@ test('SLESS_ENDPOINT and SLESS_API_TOKEN; -n wins over SLESS_NAMESPACE, which wi
 test('without settings, the error says how to give them', async () => {
   const env = clientEnv({ XDG_CONFIG_HOME: await tmp() });
   await assert.rejects(resolveTarget(env, undefined), {
-    message: 'no endpoint configured; set SLESS_ENDPOINT and SLESS_API_TOKEN, or run sless login --endpoint URL --token-file FILE',
+    message:
+      'no endpoint configured; set SLESS_ENDPOINT and SLESS_API_TOKEN, or run sless login --endpoint URL --token-file FILE',
   });
 });
 
@@ -47,9 +59,15 @@ test('login stores endpoint and token 0600 under $XDG_CONFIG_HOME/sless; a file 
   assert.equal(file, path.join(env.configDir, 'config.json'));
   assert.equal((await stat(file)).mode & 0o777, 0o600);
   assert.equal((await stat(env.configDir)).mode & 0o777, 0o700);
-  assert.deepEqual(await resolveTarget(env, undefined), { endpoint: 'https://sless.example.com', token, namespace: namespaceForSubject('carol') });
+  assert.deepEqual(await resolveTarget(env, undefined), {
+    endpoint: 'https://sless.example.com',
+    token,
+    namespace: namespaceForSubject('carol'),
+  });
   await chmod(file, 0o644);
-  await assert.rejects(resolveTarget(env, undefined), { message: `${file} can be read by other users (mode 644); run chmod 600 ${file}` });
+  await assert.rejects(resolveTarget(env, undefined), {
+    message: `${file} can be read by other users (mode 644); run chmod 600 ${file}`,
+  });
   await writeFile(file, 'not json', { mode: 0o600 });
   await chmod(file, 0o600);
   await assert.rejects(resolveTarget(env, undefined), /cannot read .*config.json: .*run sless login again/);

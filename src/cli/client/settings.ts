@@ -31,10 +31,14 @@ export function normalizeEndpoint(text: string, where: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new CliError(`${where} "${text}" is not a URL; give the server's base URL, e.g. http://localhost:8080`);
+    throw new CliError(
+      `${where} "${text}" is not a URL; give the server's base URL, e.g. http://localhost:8080`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CliError(`${where} "${text}" is not an http(s) URL; give the server's base URL, e.g. http://localhost:8080`);
+    throw new CliError(
+      `${where} "${text}" is not an http(s) URL; give the server's base URL, e.g. http://localhost:8080`,
+    );
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -48,7 +52,10 @@ async function readStoredLogin(file: string): Promise<StoredLogin | undefined> {
     throw new CliError(`cannot read ${file}: ${oneLine(err)}`);
   }
   // A token that others can read is a leaked token: refuse rather than use it.
-  if ((mode & 0o077) !== 0) throw new CliError(`${file} can be read by other users (mode ${(mode & 0o777).toString(8)}); run chmod 600 ${file}`);
+  if ((mode & 0o077) !== 0)
+    throw new CliError(
+      `${file} can be read by other users (mode ${(mode & 0o777).toString(8)}); run chmod 600 ${file}`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(await readFile(file, 'utf8'));
@@ -56,7 +63,8 @@ async function readStoredLogin(file: string): Promise<StoredLogin | undefined> {
     throw new CliError(`cannot read ${file}: ${oneLine(err)}; run sless login again`);
   }
   const p = parsed as Partial<StoredLogin> | null;
-  if (typeof p?.endpoint !== 'string' || typeof p.token !== 'string') throw new CliError(`${file} lacks "endpoint" or "token"; run sless login again`);
+  if (typeof p?.endpoint !== 'string' || typeof p.token !== 'string')
+    throw new CliError(`${file} lacks "endpoint" or "token"; run sless login again`);
   return { endpoint: p.endpoint, token: p.token };
 }
 
@@ -87,7 +95,9 @@ export async function storeLogin(env: ClientEnv, login: StoredLogin): Promise<st
     await chmod(tmp, 0o600);
     await rename(tmp, file);
   } catch (err) {
-    throw new CliError(`cannot write ${file}: ${oneLine(err)}; check that ${env.configDir} is writable or set XDG_CONFIG_HOME`);
+    throw new CliError(
+      `cannot write ${file}: ${oneLine(err)}; check that ${env.configDir} is writable or set XDG_CONFIG_HOME`,
+    );
   }
   return file;
 }

@@ -14,7 +14,11 @@ const POLL_MS = 500;
 export interface RepositoryJson {
   readonly revision?: string;
   readonly last_sync_time?: string;
-  readonly functions?: ReadonlyArray<{ readonly name: string; readonly code_hash?: string; readonly error?: string }>;
+  readonly functions?: ReadonlyArray<{
+    readonly name: string;
+    readonly code_hash?: string;
+    readonly error?: string;
+  }>;
   readonly ready?: { readonly status: string; readonly reason?: string; readonly message?: string };
 }
 export interface FunctionJson {
@@ -24,17 +28,27 @@ export interface FunctionJson {
   readonly code_hash?: string;
 }
 
-export type SyncProgress = { readonly state: 'waiting'; readonly detail: string } | { readonly state: 'done' | 'failed'; readonly detail: string };
+export type SyncProgress =
+  | { readonly state: 'waiting'; readonly detail: string }
+  | { readonly state: 'done' | 'failed'; readonly detail: string };
 
 /**
  * Where a requested sync stands, from the repository before the request and now (pure). A function
  * counts as done when it is Ready with the code_hash the repository lists for it.
  */
-export function syncProgress(before: RepositoryJson, now: RepositoryJson, functions: readonly FunctionJson[]): SyncProgress {
+export function syncProgress(
+  before: RepositoryJson,
+  now: RepositoryJson,
+  functions: readonly FunctionJson[],
+): SyncProgress {
   if (now.revision === before.revision && now.last_sync_time === before.last_sync_time) {
     return { state: 'waiting', detail: 'the repository has not synced yet' };
   }
-  if (now.ready?.status === 'False') return { state: 'failed', detail: `repository not ready: ${now.ready.reason ?? ''} ${now.ready.message ?? ''}`.trim() };
+  if (now.ready?.status === 'False')
+    return {
+      state: 'failed',
+      detail: `repository not ready: ${now.ready.reason ?? ''} ${now.ready.message ?? ''}`.trim(),
+    };
   const members = now.functions ?? [];
   const invalid = members.find((f) => f.error !== undefined && f.error !== '');
   if (invalid) return { state: 'failed', detail: `function ${invalid.name} is invalid: ${invalid.error}` };
@@ -42,13 +56,18 @@ export function syncProgress(before: RepositoryJson, now: RepositoryJson, functi
   const waiting: string[] = [];
   for (const m of members) {
     const f = byName.get(m.name);
-    if (f?.phase === 'Failed') return { state: 'failed', detail: `function ${m.name} failed${f.message ? `: ${f.message}` : ''}` };
+    if (f?.phase === 'Failed')
+      return { state: 'failed', detail: `function ${m.name} failed${f.message ? `: ${f.message}` : ''}` };
     // A function still Ready with the code it had before the sync has not picked up the new revision yet.
     const stale = m.code_hash !== undefined && f?.code_hash !== undefined && f.code_hash !== m.code_hash;
-    if (f?.phase !== 'Ready' || stale) waiting.push(`${m.name} (${stale ? 'previous code' : (f?.phase ?? 'not created yet')})`);
+    if (f?.phase !== 'Ready' || stale)
+      waiting.push(`${m.name} (${stale ? 'previous code' : (f?.phase ?? 'not created yet')})`);
   }
   if (waiting.length > 0) return { state: 'waiting', detail: `waiting for ${waiting.join(', ')}` };
-  return { state: 'done', detail: `revision ${shortRevision(now.revision) ?? '-'}: ${members.length} function${members.length === 1 ? '' : 's'} Ready` };
+  return {
+    state: 'done',
+    detail: `revision ${shortRevision(now.revision) ?? '-'}: ${members.length} function${members.length === 1 ? '' : 's'} Ready`,
+  };
 }
 
 export const syncCommand: ClientCommand = {
@@ -75,13 +94,19 @@ export const syncCommand: ClientCommand = {
     let progress: SyncProgress = { state: 'waiting', detail: 'the repository has not synced yet' };
     for (;;) {
       const now = await api.get<RepositoryJson>(repoPath);
-      const functions = now.revision === before.revision && now.last_sync_time === before.last_sync_time ? [] : await api.get<FunctionJson[]>(api.nsPath('functions'));
+      const functions =
+        now.revision === before.revision && now.last_sync_time === before.last_sync_time
+          ? []
+          : await api.get<FunctionJson[]>(api.nsPath('functions'));
       progress = syncProgress(before, now, functions);
       if (progress.state === 'done') {
         io.stdout.write(`synced ${name}: ${progress.detail}\n`);
         return 0;
       }
-      if (progress.state === 'failed') throw new CliError(`synced ${name}, but ${progress.detail}; sless describe function NAME shows its builds`);
+      if (progress.state === 'failed')
+        throw new CliError(
+          `synced ${name}, but ${progress.detail}; sless describe function NAME shows its builds`,
+        );
       if (Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
     }
