@@ -267,6 +267,8 @@ describe('sless sync', () => {
       lastSyncTime: '2026-12-06T09:00:00.000Z',
       functions: [{ name: 'worker', path: 'worker' }],
     });
+    // Ready with the code of revision a: a sync's new code is what --wait must see.
+    setFunction('worker', { phase: 'Ready', codeHash: `sha256:${'a'.repeat(64)}` });
   });
 
   /**
@@ -298,7 +300,6 @@ describe('sless sync', () => {
   });
 
   it('--wait returns once the revision moved and every function is Ready', async () => {
-    setFunction('worker', { phase: 'Ready' });
     afterSyncRequest('b', ['Building', 'Ready']);
     const t0 = Date.now();
     const r = await cli(syncCommand, ['fns', '--wait', '--timeout', '20s']);
