@@ -10,6 +10,12 @@ const commands: Record<string, { load: () => Promise<{ run: CommandRun }>; summa
   hash: { load: () => import('./cli/hash.ts'), summary: 'print {"name","path","code_hash"} per function under DIR' },
   check: { load: () => import('./cli/check.ts'), summary: 'check an install, each piece with the fix (--pre: before install)' },
   token: { load: () => import('./cli/token.ts'), summary: 'sign a /v1 token with SLESS_JWT_SECRET: --subject S [--admin] [--ttl 30d]' },
+  init: { load: () => import('./cli/client/init.ts'), summary: 'write a new function folder (function.yaml and a handler)' },
+  login: { load: () => import('./cli/client/login.ts'), summary: 'store the endpoint and token the commands below use' },
+  get: { load: () => import('./cli/client/get.ts'), summary: 'list functions, triggers, jobs, repositories or builds' },
+  describe: { load: () => import('./cli/client/describe.ts'), summary: "a function's settings, status, builds and calls" },
+  invoke: { load: () => import('./cli/client/invoke.ts'), summary: 'call a function through /fn and print its answer' },
+  sync: { load: () => import('./cli/client/sync.ts'), summary: 'ask for a repository sync now (--wait: until it is live)' },
 };
 
 function usage(): string {
