@@ -71,7 +71,8 @@ export class RepositoryReconciler {
     const requestedAt = repo.metadata?.annotations?.[ANNOTATIONS.requestedAt];
     const base = { webhookPath, ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}) };
     if (spec.suspend) {
-      await writeStatus(ctx, 'FunctionRepository', repo, { kind: 'failed', reason: 'Suspended', message: 'spec.suspend is true: not syncing' }, base);
+      // No sync and no sync request handled (resuming handles it): only the new generation is acknowledged.
+      await writeStatus(ctx, 'FunctionRepository', repo, { kind: 'suspended', reason: 'Suspended', message: 'spec.suspend is true: not syncing' }, { webhookPath });
       return;
     }
     const interval = syncInterval(spec.interval, ctx.settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
