@@ -7,7 +7,7 @@ import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { stamped, upToDate } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
-import type { FunctionResource } from '../objects/resources.ts';
+import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
 import { select } from '../runtime/cache-index.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
@@ -15,7 +15,7 @@ import { record, splitKey, type ReconcileContext } from './context.ts';
 import { FunctionBuilds } from './function-build.ts';
 import type { StepResult } from './function-step.ts';
 import { rolloutOf } from './rollout.ts';
-import { writeStatus } from './status-writer.ts';
+import { reconcileObject, type Reconciler } from './reconcile-object.ts';
 
 /**
  * How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched).
@@ -50,7 +50,8 @@ export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn:
   return buildKey({ codeHash, runtime: spec.runtime, baseImage: ctx.baseImageOf(spec.runtime) });
 }
 
-export class FunctionReconciler {
+export class FunctionReconciler implements Reconciler<FunctionResource, FunctionStatus> {
+  readonly kind = 'Function';
   private readonly builds: FunctionBuilds;
 
   /**
@@ -82,38 +83,30 @@ export class FunctionReconciler {
     this.appliedServices.delete(key);
   }
 
-  async reconcile(key: string): Promise<HandlerResult | void> {
-    const ctx = this.ctx;
-    const { namespace, name } = splitKey(key);
-    const fn = ctx.caches.functions.get(name, namespace);
-    if (!fn) {
-      this.applied.delete(key);
-      this.appliedServices.delete(key);
-      this.rollingOutSince.delete(key);
-      this.builds.forget(key);
-      this.built.delete(key);
-      return;
-    }
-    if (fn.metadata?.deletionTimestamp) return this.finalize(fn);
-    if (!fn.metadata?.finalizers?.includes(FINALIZER)) {
-      await ctx.kube.mergePatch(fn, { metadata: { finalizers: [...(fn.metadata?.finalizers ?? []), FINALIZER] } });
-    }
-
-    let result: StepResult | undefined;
-    let failure: unknown;
-    try {
-      result = await this.steps(fn, key);
-    } catch (err) {
-      failure = err;
-      result = { outcome: { kind: 'failed', reason: 'ReconcileError', message: err instanceof Error ? err.message : String(err) }, status: {} };
-    } finally {
-      if (result && !result.hold) await writeStatus(ctx, 'Function', fn, result.outcome, result.status);
-    }
-    if (failure) throw failure;
-    return result?.requeueAfterMs ? { requeueAfterMs: result.requeueAfterMs } : undefined;
+  reconcile(key: string): Promise<HandlerResult | void> {
+    return reconcileObject(this.ctx, this, key);
   }
 
-  private async steps(fn: FunctionResource, key: string): Promise<StepResult> {
+  get(namespace: string, name: string): FunctionResource | undefined {
+    return this.ctx.caches.functions.get(name, namespace);
+  }
+
+  gone(key: string): void {
+    this.forgetApplied(key);
+    this.rollingOutSince.delete(key);
+    this.builds.forget(key);
+    this.built.delete(key);
+  }
+
+  wantsFinalizer(): boolean {
+    return true;
+  }
+
+  retryReason(): string {
+    return 'ReconcileError';
+  }
+
+  async steps(fn: FunctionResource, key: string): Promise<StepResult> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const spec = fn.spec;
@@ -283,11 +276,10 @@ export class FunctionReconciler {
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */
-  private async finalize(fn: FunctionResource): Promise<void> {
+  async finalize(fn: FunctionResource): Promise<void> {
     const ctx = this.ctx;
     const namespace = fn.metadata?.namespace ?? '';
     const name = fn.metadata?.name ?? '';
-    if (!fn.metadata?.finalizers?.includes(FINALIZER)) return;
     const builds = ctx.caches.jobs
       .list(ctx.settings.buildNamespace)
       .filter((j) => j.metadata?.labels?.[LABELS.function] === name && j.metadata.labels[LABELS.functionNamespace] === namespace);
@@ -300,7 +292,7 @@ export class FunctionReconciler {
       if (!shared) await ctx.store.delete(s3Key);
     }
     const removed = await ctx.kube.mergePatch(fn, {
-      metadata: { finalizers: (fn.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: fn.metadata.resourceVersion },
+      metadata: { finalizers: (fn.metadata?.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: fn.metadata?.resourceVersion },
     });
     if (removed === 'missing') return;
     record(ctx, fn, 'Normal', 'Finalized', `removed ${builds.length} build Job(s)${s3Key ? ' and the unreferenced build context' : ''}`);

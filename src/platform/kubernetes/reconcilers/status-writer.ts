@@ -10,6 +10,9 @@ interface WithStatus {
   status?: { conditions?: Condition[]; observedGeneration?: number };
 }
 
+/** Status fields a reconcile writes beside the conditions: any of the kind's own, '' or null clearing one. */
+export type StatusFields<S> = { readonly [K in keyof S]?: S[K] | null };
+
 /**
  * The last status body this controller wrote per object, and when. Informer caches lag behind our own
  * writes, so a reconcile right after a write would otherwise send the same status again. Entries count
@@ -25,12 +28,12 @@ export async function writeStatus(
   kind: SlessKind,
   obj: WithStatus,
   outcome: Outcome,
-  fields: Record<string, unknown>,
+  fields: object,
 ): Promise<void> {
   const prev = (obj.status ?? {}) as Record<string, unknown> & NonNullable<WithStatus['status']>;
   const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString());
   const same =
-    Object.entries(fields).every(([k, v]) => equalish(prev[k], v)) &&
+    Object.entries(fields as Record<string, unknown>).every(([k, v]) => equalish(prev[k], v)) &&
     prev.observedGeneration === summary.observedGeneration &&
     sameConditions(prev.conditions, summary.conditions);
   if (same) return;
