@@ -16,6 +16,7 @@ import { createInformers, type ControllerInformers } from './controller-informer
 import { reportBudgetWait } from './budget-wait-report.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
+import { OwnedApplier } from './objects/owned-applier.ts';
 import { type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
 import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
 import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
@@ -157,6 +158,7 @@ export class Controller {
       tenants: new TenantAccess(kubeConfig, settings),
       baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
       now: () => new Date(),
+      owned: new OwnedApplier((obj) => this.kube.apply(obj)),
       statusMemo: new Map(),
       commitStatus: this.commitStatus,
       ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
@@ -353,15 +355,10 @@ export class Controller {
     if (event === 'resync' || !this.synced) return;
     const labels = obj.metadata?.labels ?? {};
     const namespace = obj.metadata?.namespace ?? '';
-    if (labels[LABELS.trigger]) {
-      const key = `${namespace}/${labels[LABELS.trigger]}`;
-      if (event === 'delete') this.triggerReconciler.forgetApplied(key);
-      this.queues.Trigger.add(key);
-    } else if (labels[LABELS.function]) {
-      const key = `${namespace}/${labels[LABELS.function]}`;
-      if (event === 'delete') this.functionReconciler.forgetApplied(key);
-      this.queues.Function.add(key);
-    }
+    // Gone: the next reconcile must not trust what was applied there before.
+    if (event === 'delete') this.ctx.owned.forget(namespace, obj.metadata?.name ?? '');
+    if (labels[LABELS.trigger]) this.queues.Trigger.add(`${namespace}/${labels[LABELS.trigger]}`);
+    else if (labels[LABELS.function]) this.queues.Function.add(`${namespace}/${labels[LABELS.function]}`);
   }
 
   /**

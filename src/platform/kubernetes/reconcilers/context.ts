@@ -11,6 +11,7 @@ import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
 import type { ControllerSettings } from '../settings.ts';
 import type { ControllerMetrics } from '../controller-metrics.ts';
 import type { StatusMemo } from './status-writer.ts';
+import type { OwnedApplier } from '../objects/owned-applier.ts';
 import { LABELS } from '../objects/meta.ts';
 import type { TenantAccess } from '../tenant-access.ts';
 
@@ -57,6 +58,8 @@ export interface ReconcileContext {
   /** Base image of a runtime (CONTRACT §1: part of the build key). */
   readonly baseImageOf: (runtime: string) => string;
   readonly now: () => Date;
+  /** Applies what the controller owns only where it differs from the live object (objects/owned-applier.ts). */
+  readonly owned: OwnedApplier;
   /** What this controller last wrote to each status (see status-writer.ts). */
   readonly statusMemo: StatusMemo;
   /** Where build starts and outcomes are recorded (GET /v1/.../builds); none when absent. */

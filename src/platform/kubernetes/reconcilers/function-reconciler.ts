@@ -5,7 +5,6 @@
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
-import { stamped, upToDate } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
@@ -54,14 +53,6 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
   readonly kind = 'Function';
   private readonly builds: FunctionBuilds;
 
-  /**
-   * What this process applied per function and which resourceVersion the cache showed then: until the
-   * cache moves past that version it lags behind our own apply, and applying again would be a wasted request.
-   */
-  private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
-  /** The same for the Service. */
-  private readonly appliedServices = new Map<string, { hash: string; before: string | undefined }>();
-
   /** When this process first saw the rollout of each applied form (hash) unfinished; gone once it is available. */
   private readonly rollingOutSince = new Map<string, { hash: string; since: number }>();
 
@@ -77,12 +68,6 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     return this.builds.slotFreed(namespace);
   }
 
-  /** Its Deployment or Service went away: the next reconcile must not trust what it applied before. */
-  forgetApplied(key: string): void {
-    this.applied.delete(key);
-    this.appliedServices.delete(key);
-  }
-
   reconcile(key: string): Promise<HandlerResult | void> {
     return reconcileObject(this.ctx, this, key);
   }
@@ -92,7 +77,9 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
   }
 
   gone(key: string): void {
-    this.forgetApplied(key);
+    const { namespace, name } = splitKey(key);
+    // Its Deployment and Service share its name.
+    this.ctx.owned.forget(namespace, name);
     this.rollingOutSince.delete(key);
     this.builds.forget(key);
     this.built.delete(key);
@@ -152,7 +139,7 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
         // The Service first: kube-proxy programs a new Service a moment (seconds, under load) after it is
         // made, and a call to its address before that is sent wherever the node routes it (a gateway answered
         // one on the real test node: an empty 404). Made while the build runs, it is routable when Ready.
-        if (!imageRef) await this.applyService(fn, key);
+        if (!imageRef) await this.applyService(fn);
         const build = await this.builds.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key, functionUrl(ctx, fn.metadata?.namespace ?? '', fn.metadata?.name ?? ''));
         if (build.kind !== 'built') return build.result;
         imageRef = build.imageRef;
@@ -240,39 +227,25 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
   private async deploy(fn: FunctionResource, key: string, imageRef: string, justBuilt: boolean): Promise<{ hash: string; applied?: V1Deployment }> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
-    const deployment = stamped(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }));
-    const service = stamped(functionService(fn));
     const liveDeployment = ctx.caches.deployments.get(name, namespace);
-    const hash = deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
-    const last = this.applied.get(key);
-    if (last?.hash === hash && last.before === liveDeployment?.metadata?.resourceVersion) return { hash }; // the cache lags behind our apply
-    const deploymentCurrent = upToDate(deployment, liveDeployment);
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
-    if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return { hash };
-    const applied = deploymentCurrent ? undefined : await ctx.kube.apply(deployment);
-    await this.applyService(fn, key, service);
-    const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
-    if (!deploymentCurrent && justBuilt) {
+    const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }), liveDeployment);
+    await this.applyService(fn);
+    if (!deployment.applied) return { hash: deployment.hash };
+    const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.hash;
+    if (justBuilt) {
       // recorded as BuildSucceeded by the caller
-    } else if (!deploymentCurrent && (newForm || fn.status?.imageRef !== imageRef)) {
+    } else if (newForm || fn.status?.imageRef !== imageRef) {
       record(ctx, fn, 'Normal', 'Deployed', `Deployment ${namespace}/${name} runs ${imageRef}`);
-    } else if (!deploymentCurrent) {
+    } else {
       ctx.logger.info(`DriftRepaired: Function ${namespace}/${name}: its Deployment was changed or removed; applied again`, { reason: 'DriftRepaired' });
     }
-    if (!deploymentCurrent) this.applied.set(key, { hash, before: liveDeployment?.metadata?.resourceVersion });
-    return applied ? { hash, applied } : { hash };
+    return { hash: deployment.hash, applied: deployment.answer };
   }
 
   /** Applies the function's Service unless the cache (or this replica's last apply, which it may lag) has it as wanted. */
-  private async applyService(fn: FunctionResource, key: string, service = stamped(functionService(fn))): Promise<void> {
-    const { namespace, name } = splitKey(key);
-    const liveService = this.ctx.caches.services.get(name, namespace);
-    const serviceHash = service.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
-    const lastService = this.appliedServices.get(key);
-    // As for the Deployment: a Service applied a moment ago may not be in the cache yet.
-    if (upToDate(service, liveService) || (lastService?.hash === serviceHash && lastService.before === liveService?.metadata?.resourceVersion)) return;
-    await this.ctx.kube.apply(service);
-    this.appliedServices.set(key, { hash: serviceHash, before: liveService?.metadata?.resourceVersion });
+  private async applyService(fn: FunctionResource): Promise<void> {
+    await this.ctx.owned.ensure(functionService(fn), this.ctx.caches.services.get(fn.metadata?.name ?? '', fn.metadata?.namespace ?? ''));
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */

@@ -9,7 +9,7 @@ import type { SourceTree } from '../../../source/source-tree.ts';
 import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
-import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
+import { annotatedBuildKey, ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
@@ -164,29 +164,16 @@ export class SyncApply {
   }
 
   private async applyObjects(objects: RepositoryObjects, live: LiveObjects): Promise<number | undefined> {
-    const ctx = this.ctx;
+    const owned = this.ctx.owned;
     const name = (o: { metadata?: { name?: string } }) => o.metadata?.name ?? '';
     // The Function first: Triggers and FunctionJobs refer to it.
-    let generation: number | undefined;
-    if (
-      !inSync(
-        withoutSource(objects.fn)!,
-        withoutSource(live.functions.get(name(objects.fn))),
-        DEFAULTS.Function,
-      )
-    ) {
-      generation = (await ctx.kube.apply(objects.fn)).metadata?.generation;
-    }
+    const fn = await owned.ensureObject(objects.fn, live.functions.get(name(objects.fn)), DEFAULTS.Function, withoutSource);
     // Then its Triggers and FunctionJobs side by side (they do not refer to each other).
     await Promise.all([
-      ...objects.triggers
-        .filter((t) => !inSync(t, live.triggers.get(name(t)), DEFAULTS.Trigger))
-        .map((t) => ctx.kube.apply(t)),
-      ...objects.jobs
-        .filter((j) => !inSync(j, live.jobs.get(name(j)), DEFAULTS.FunctionJob))
-        .map((j) => ctx.kube.apply(j)),
+      ...objects.triggers.map((t) => owned.ensureObject(t, live.triggers.get(name(t)), DEFAULTS.Trigger)),
+      ...objects.jobs.map((j) => owned.ensureObject(j, live.jobs.get(name(j)), DEFAULTS.FunctionJob)),
     ]);
-    return generation;
+    return fn.applied ? fn.answer.metadata?.generation : undefined;
   }
 }
 

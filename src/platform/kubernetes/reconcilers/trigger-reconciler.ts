@@ -2,8 +2,7 @@
 // cron → a CronJob running the function's own image in job mode, suspended while disabled.
 import type { V1CronJob } from '@kubernetes/client-node';
 import { cronJobName, triggerCronJob } from '../objects/job-workloads.ts';
-import { stamped, upToDate } from '../objects/drift.ts';
-import { ANNOTATIONS, LABELS } from '../objects/meta.ts';
+import { LABELS } from '../objects/meta.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
 import { functionUrl } from './function-reconciler.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
@@ -12,15 +11,7 @@ import type { TriggerResource, TriggerStatus } from '../objects/resources.ts';
 
 export class TriggerReconciler implements Reconciler<TriggerResource, TriggerStatus> {
   readonly kind = 'Trigger';
-  /** Hash applied per Trigger and the CronJob resourceVersion the cache showed then (see FunctionReconciler.applied). */
-  private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
-
   constructor(private readonly ctx: ReconcileContext) {}
-
-  /** Its CronJob went away: the next reconcile must not trust what it applied before. */
-  forgetApplied(key: string): void {
-    this.applied.delete(key);
-  }
 
   reconcile(key: string): Promise<HandlerResult | void> {
     return reconcileObject(this.ctx, this, key);
@@ -33,7 +24,6 @@ export class TriggerReconciler implements Reconciler<TriggerResource, TriggerSta
   /** A CronJob is owned by the Function, so it outlives a deleted Trigger unless removed here. */
   async gone(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
-    this.applied.delete(key);
     await this.removeCronJob(namespace, name);
   }
 
@@ -72,18 +62,11 @@ export class TriggerReconciler implements Reconciler<TriggerResource, TriggerSta
     }
     const refusal = await ctx.tenants.refusalOf(namespace, fn.spec?.envFromSecrets ?? []);
     if (refusal) return { outcome: { kind: 'stalled', reason: refusal.reason, message: refusal.message }, status: { active: false } };
-    const desired = stamped(triggerCronJob(ctx.settings, fn, trigger, fn.status.imageRef));
-    const cronName = desired.metadata?.name ?? '';
-    const hash = desired.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
-    let live = ctx.caches.cronJobs.get(cronName, namespace);
-    const memo = this.applied.get(key);
-    const lagging = memo?.hash === hash && memo.before === live?.metadata?.resourceVersion;
+    const form = triggerCronJob(ctx.settings, fn, trigger, fn.status.imageRef);
+    const cached = ctx.caches.cronJobs.get(form.metadata?.name ?? '', namespace);
     // Unchanged and untouched (the CronJob watch enqueues this Trigger on any change): no request.
-    if (!lagging && !upToDate(desired, live)) {
-      const before = live?.metadata?.resourceVersion;
-      live = await ctx.kube.apply<V1CronJob>(desired);
-      this.applied.set(key, { hash, before });
-    }
+    const cron = await ctx.owned.ensure<V1CronJob>(form, cached);
+    const live = cron.applied ? cron.answer : cached;
     const last = live?.status?.lastScheduleTime ?? trigger.status?.lastScheduleTime;
     return {
       outcome: {
@@ -97,6 +80,7 @@ export class TriggerReconciler implements Reconciler<TriggerResource, TriggerSta
 
   private async removeCronJob(namespace: string, triggerName: string): Promise<void> {
     const name = cronJobName({ metadata: { name: triggerName } });
+    this.ctx.owned.forget(namespace, name);
     const existing = this.ctx.caches.cronJobs.get(name, namespace);
     if (existing?.metadata?.labels?.[LABELS.trigger] === triggerName) {
       await this.ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name, namespace } });
