@@ -10,6 +10,7 @@ import { formatProblem } from '../../../manifest/format-problem.ts';
 import { GitSourceError } from '../../../source/git-source-error.ts';
 import { ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
+import { isHealthy, scopeOfSync } from '../../../plan/plan-changes.ts';
 import type { RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
 import { UrgentGate } from '../runtime/urgent-gate.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
@@ -26,7 +27,7 @@ import { record, splitKey, type ReconcileContext } from './context.ts';
 import { syncInterval } from './interval.ts';
 import { RepositorySources } from './repository-sources.ts';
 import { announcesNewHead, syncHint } from './sync-hint.ts';
-import { SyncApply, type FunctionStatusEntry, type LiveObjects } from './sync-apply.ts';
+import { pruneOwned, SyncApply, type FunctionStatusEntry, type LiveObjects } from './sync-apply.ts';
 import type { StatusFields } from './status-writer.ts';
 import { reconcileObject, type Reconciled, type Reconciler, type Turn } from './reconcile-object.ts';
 import { StalledError } from '../stalled-error.ts';
@@ -163,43 +164,31 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
           `more than the ${namespaceCap} one namespace may hold; nothing was applied or pruned (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`,
       );
     }
-    const valid = snapshot.functions.filter((f) => f.manifest && f.codeHash);
-    const broken = snapshot.functions.filter((f) => !(f.manifest && f.codeHash));
-    if (snapshot.functions.length === 0 && owned.functions.length > 0) {
+    // The safety rules of a sync (plan/plan-changes.ts), over the Functions this repository owns now.
+    const running = owned.functions.map((f) => ({ name: f.metadata?.name ?? '', path: f.spec?.source?.path ?? '' }));
+    const scope = scopeOfSync(running, snapshot.functions);
+    if (scope.emptySource) {
       throw new StalledError(
         'EmptySource',
         `revision ${revision.slice(0, 12)} has no function folders under "${spec.path || '.'}" but this repository owns ${owned.functions.length} Function(s); ` +
           'nothing was pruned. Push the folders back, fix spec.path, or delete the FunctionRepository to remove them',
       );
     }
-
-    const statusFunctions: FunctionStatusEntry[] = broken.map((f) => ({
-      name: f.name,
-      path: f.path,
-      ...(f.codeHash ? { codeHash: f.codeHash } : {}),
-      error: f.problems.map(formatProblem).join('; ') || 'the function could not be read',
-    }));
-    const applied = await this.applies.applyFunctions(key, repo, tree, revision, valid, live);
+    const statusFunctions: FunctionStatusEntry[] = snapshot.functions
+      .filter((f) => !isHealthy(f))
+      .map((f) => ({
+        name: f.name,
+        path: f.path,
+        ...(f.codeHash ? { codeHash: f.codeHash } : {}),
+        error: f.problems.map(formatProblem).join('; ') || 'the function could not be read',
+      }));
+    const applied = await this.applies.applyFunctions(key, repo, tree, revision, snapshot.functions.filter(isHealthy), live);
     statusFunctions.push(...applied.statusFunctions);
-    const { wanted, appliedGenerations, firstUploadError } = applied;
-    /** Functions whose objects must stay as they are: broken folders, names taken by others, failed uploads. */
-    const keep = new Set([...broken.map((f) => f.name), ...applied.keep]);
-
-    let pruned = 0;
-    if (spec.prune !== false) {
-      for (const [kind, list] of [
-        ['Function', owned.functions],
-        ['Trigger', owned.triggers],
-        ['FunctionJob', owned.jobs],
-      ] as const) {
-        for (const obj of list) {
-          const fnName = obj.metadata?.labels?.[LABELS.function] ?? obj.metadata?.name ?? '';
-          if (wanted.has(`${kind}/${obj.metadata?.name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
-          await ctx.kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name: obj.metadata?.name, namespace } });
-          pruned++;
-        }
-      }
-    }
+    const { appliedGenerations, firstUploadError } = applied;
+    /** Functions whose objects must stay as they are: what broken folders protect, names taken by others, failed uploads. */
+    const keep = new Set([...scope.kept, ...applied.keep]);
+    const kinds = [['Function', owned.functions], ['Trigger', owned.triggers], ['FunctionJob', owned.jobs]] as const;
+    const pruned = spec.prune === false ? 0 : await pruneOwned(ctx.kube, namespace, kinds, applied.wanted, keep);
 
     statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const status = { revision, lastSyncTime: lastSyncTime(repo, revision, new Date(current.now), intervalMs), functions: statusFunctions };

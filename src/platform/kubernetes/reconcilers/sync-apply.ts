@@ -12,7 +12,7 @@ import { buildKey } from '../objects/build-key.ts';
 import { annotatedBuildKey, ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
-import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
+import type { FunctionResource, RepositoryResource, RepositoryStatus, Resource } from '../objects/resources.ts';
 import { FairPool } from '../runtime/fair-lanes.ts';
 import { DEFAULT_APPLY_CONCURRENCY } from '../settings.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
@@ -175,6 +175,30 @@ export class SyncApply {
     ]);
     return fn.applied ? fn.answer.metadata?.generation : undefined;
   }
+}
+
+/**
+ * Removes the objects a repository owns that no function of the sync wants, unless they belong to a
+ * function kept as it is (`keep`: see plan/plan-changes.ts scopeOfSync) or are being deleted already.
+ * Answers how many it removed.
+ */
+export async function pruneOwned(
+  kube: Pick<ReconcileContext['kube'], 'delete'>,
+  namespace: string,
+  owned: ReadonlyArray<readonly [kind: 'Function' | 'Trigger' | 'FunctionJob', list: readonly Resource<unknown, unknown>[]]>,
+  wanted: ReadonlySet<string>,
+  keep: ReadonlySet<string>,
+): Promise<number> {
+  let pruned = 0;
+  for (const [kind, list] of owned) {
+    for (const obj of list) {
+      const fnName = obj.metadata?.labels?.[LABELS.function] ?? obj.metadata?.name ?? '';
+      if (wanted.has(`${kind}/${obj.metadata?.name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
+      await kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name: obj.metadata?.name, namespace } });
+      pruned++;
+    }
+  }
+  return pruned;
 }
 
 /** spec.source.revision changes with every commit; it alone is no reason to touch a Function. */
