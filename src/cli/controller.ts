@@ -9,17 +9,15 @@ import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AuthOptions } from '../auth/token-verifier.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
-import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
 import { ConfigError, loadControllerConfig, type ControllerConfig } from '../config/config.ts';
 import { buildApp } from '../http/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
-import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
+import { Controller, s3StoreOf, type ControllerOptions } from '../platform/kubernetes/controller.ts';
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
 import { gatedKubeConfig } from '../platform/kubernetes/write-gate.ts';
 import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
-import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
-import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
+import { resolveControllerSettings, type ControllerSettings } from '../platform/kubernetes/settings.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
@@ -79,7 +77,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     registry: config.registry,
     kanikoImage: config.kanikoImage,
     buildNamespace: config.buildNamespace,
-    systemNamespace: config.podNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+    ...(config.podNamespace ? { systemNamespace: config.podNamespace } : {}),
     // In a cluster (POD_NAMESPACE from the downward API) the controller binds its ServiceAccount per tenant namespace.
     ...(config.podNamespace ? { tenantBinding: { serviceAccount: config.serviceAccount, namespace: config.podNamespace } } : {}),
     runtimeImagePrefix: config.runtimeImagePrefix,
@@ -136,15 +134,9 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const kubeConfig = loadKubeConfig(config, registry);
-  const settings: ControllerSettings = { ...controllerSettings(config), ...options.controller?.settings };
-  const store =
-    options.store ??
-    new S3ArtifactStore({
-      bucket: settings.s3.bucket,
-      region: settings.s3.region,
-      ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
-      ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
-    });
+  // Every default filled in once, here: the platform and the Controller read the same complete settings.
+  const settings = resolveControllerSettings({ ...controllerSettings(config), ...options.controller?.settings });
+  const store = options.store ?? s3StoreOf(settings.s3);
   const platform = new KubernetesPlatform({
     kubeConfig,
     store,
@@ -166,7 +158,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
     limits: { proxyBodyBytes: config.maxBodyBytes },
     rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
-    platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
+    platformNamespaces: { system: settings.systemNamespace, build: settings.buildNamespace },
     console: { exclude: config.consoleExclude },
     logger: { level: config.logLevel, stream: io.stdout },
   });

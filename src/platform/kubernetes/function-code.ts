@@ -11,7 +11,7 @@ import type { FunctionResource } from './objects/resources.ts';
 import { hashFiles } from '../../source/code-hash.ts';
 import { readContextCode } from './read-context.ts';
 import { streamUnpacked } from '../read-unpacked.ts';
-import { CRD_DEFAULTS } from './records.ts';
+import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 
 /** The Function spec fields that point to its code. */
 export interface CodeRef {

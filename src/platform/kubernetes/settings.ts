@@ -1,5 +1,7 @@
 // What the controller needs to know about its surroundings. Parsed once by src/config (the only reader
 // of process.env) and handed in as one frozen object; nothing under src/platform/kubernetes reads env.
+// The controller fills in every default once (resolveControllerSettings) before anything reads them.
+import { DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE } from '../tenant-rules.ts';
 
 export interface S3Settings {
   /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */
@@ -59,6 +61,45 @@ export interface ControllerSettings {
     /** docker-config Secret (build namespace) kaniko pulls base images with; give it pull-only rights. */
     readonly pullSecretName?: string;
   };
+}
+
+/**
+ * ControllerSettings with every default filled in, once, where the controller starts
+ * (resolveControllerSettings): the reconcilers read it with no fallbacks of their own.
+ */
+export interface ResolvedControllerSettings extends ControllerSettings {
+  readonly systemNamespace: string;
+  readonly registrySecretName: string;
+  readonly imagePullSecrets: readonly string[];
+  readonly git: GitSettings & { readonly maxFunctions: number; readonly minIntervalMs: number };
+  readonly limits: Required<TenantLimits>;
+  readonly concurrency: { readonly syncs: number; readonly builds: number; readonly reconciles: number; readonly uploads: number };
+  readonly resyncMs: number;
+}
+
+/** Every default of `settings` filled in (one place for them all). */
+export function resolveControllerSettings(settings: ControllerSettings): ResolvedControllerSettings {
+  const syncs = settings.concurrency?.syncs ?? DEFAULT_SYNC_CONCURRENCY;
+  return Object.freeze({
+    ...settings,
+    systemNamespace: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+    registrySecretName: settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET,
+    imagePullSecrets: settings.imagePullSecrets ?? [],
+    git: { ...settings.git, maxFunctions: settings.git?.maxFunctions ?? DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, minIntervalMs: settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS },
+    limits: {
+      functionsPerNamespace: settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE,
+      syncsPerNamespace: settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(syncs),
+      buildsPerNamespace: settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE,
+      syncShare: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE,
+    },
+    concurrency: {
+      syncs,
+      builds: settings.concurrency?.builds ?? DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
+      reconciles: settings.concurrency?.reconciles ?? DEFAULT_RECONCILE_CONCURRENCY,
+      uploads: settings.concurrency?.uploads ?? DEFAULT_APPLY_CONCURRENCY,
+    },
+    resyncMs: settings.resyncMs ?? DEFAULT_RESYNC_MS,
+  });
 }
 
 /**
@@ -144,14 +185,11 @@ export const DEFAULT_SYNC_SHARE = 0.1;
 export const SYNC_BURST_MS = 3_000;
 export const SYNC_WAIT_MAX_MS = 30_000;
 
+/** Informer resync period: every object is reconciled again at least this often. */
+export const DEFAULT_RESYNC_MS = 10 * 60_000;
 export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
 export const DEFAULT_MIN_INTERVAL_MS = 10_000;
 export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
 
-/** Names of objects the controller maintains in the build namespace. */
-/** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */
-export const LEGACY_BUILD_S3_SECRET = 'sless-build-s3';
-export const DEFAULT_REGISTRY_SECRET = 'sless-registry';
-export const DEFAULT_BUILD_NAMESPACE = 'sless-builds';
 /** A namespace's builds running at once: more wait (Building, `BuildQueued`) until one of its builds ends. */
 export const DEFAULT_BUILDS_PER_NAMESPACE = 10;

@@ -5,8 +5,8 @@
 // Platform namespaces (its own, the builds', kube-system, kube-public, kube-node-lease) are refused before anything is written, and a
 // function's env_from_secrets are checked here against tenant-rules.ts.
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
-import { DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
-import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, type ControllerSettings } from './settings.ts';
+import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
+import type { ControllerSettings } from './settings.ts';
 import { apiMessage, isStatus } from './runtime/kube-client.ts';
 import { StalledError } from './stalled-error.ts';
 

@@ -8,7 +8,7 @@ import type { ArtifactStore } from '../../../build/artifact-store.ts';
 import type { BuildLog } from '../../../store/types.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../objects/resources.ts';
 import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
-import type { ControllerSettings } from '../settings.ts';
+import type { ResolvedControllerSettings } from '../settings.ts';
 import type { ControllerMetrics } from '../controller-metrics.ts';
 import type { StatusMemo } from './status-writer.ts';
 import type { OwnedApplier } from '../objects/owned-applier.ts';
@@ -49,7 +49,8 @@ export interface Caches {
 export interface ReconcileContext {
   readonly kube: KubeClient;
   readonly caches: Caches;
-  readonly settings: ControllerSettings;
+  /** Every default filled in (settings.ts resolveControllerSettings). */
+  readonly settings: ResolvedControllerSettings;
   readonly logger: ControllerLogger;
   readonly store: ArtifactStore;
   readonly metrics: ControllerMetrics;

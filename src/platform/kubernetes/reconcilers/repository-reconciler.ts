@@ -15,9 +15,6 @@ import type { RepositoryResource, RepositoryStatus } from '../objects/resources.
 import { UrgentGate } from '../runtime/urgent-gate.ts';
 import type { HandlerResult } from '../runtime/work-queue.ts';
 import {
-  DEFAULT_FUNCTIONS_PER_NAMESPACE,
-  DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
-  DEFAULT_MIN_INTERVAL_MS,
   URGENT_GATE_MAX_HOLD_MS,
   URGENT_GATE_MAX_WAIT_MS,
   URGENT_GATE_QUIET_MS,
@@ -81,7 +78,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
 
   /** Every sync requeues itself after spec.interval (a stalled one too: it is tried again then). */
   requeueAfterMs(repo: RepositoryResource): number {
-    return syncInterval(repo.spec?.interval, this.ctx.settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
+    return syncInterval(repo.spec?.interval, this.ctx.settings.git.minIntervalMs);
   }
 
   /** A push's sync holds the urgent gate; a routine one takes its turns at the phase boundaries. */
@@ -147,7 +144,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     /** The same by name: a sync of 1,000 functions looks each one up (no scan of the lists per function). */
     const byName = <T extends { metadata?: { name?: string } }>(list: readonly T[]) => new Map(list.map((o) => [o.metadata?.name ?? '', o]));
     const live: LiveObjects = { functions: byName(owned.functions), triggers: byName(owned.triggers), jobs: byName(owned.jobs) };
-    const maxFunctions = ctx.settings.git?.maxFunctions ?? DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY;
+    const maxFunctions = ctx.settings.git.maxFunctions;
     if (snapshot.functions.length > maxFunctions) {
       throw new StalledError(
         'TooManyFunctions',
@@ -155,7 +152,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
           'nothing was applied or pruned. Split the repository (spec.path per team) or ask the operator (SLESS_MAX_FUNCTIONS_PER_REPOSITORY)',
       );
     }
-    const namespaceCap = ctx.settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE;
+    const namespaceCap = ctx.settings.limits.functionsPerNamespace;
     const others = ctx.caches.functions.list(namespace).filter((o) => !ownedByRepository(o, name)).length;
     if (others + snapshot.functions.length > namespaceCap) {
       throw new StalledError(

@@ -9,20 +9,16 @@ import type { SourceTree } from '../../../source/source-tree.ts';
 import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
+import { CRD_SPEC_DEFAULTS } from '../objects/crd-defaults.ts';
 import { annotatedBuildKey, ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus, Resource } from '../objects/resources.ts';
 import { FairPool } from '../runtime/fair-lanes.ts';
-import { DEFAULT_APPLY_CONCURRENCY } from '../settings.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
 
 /** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
-const DEFAULTS = {
-  Function: { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 },
-  Trigger: { enabled: true },
-  FunctionJob: { runID: 0 },
-} as const;
+const DEFAULTS = CRD_SPEC_DEFAULTS;
 
 export type FunctionStatusEntry = NonNullable<RepositoryStatus['functions']>[number];
 
@@ -52,7 +48,7 @@ export class SyncApply {
   private readonly uploads: FairPool;
 
   constructor(private readonly ctx: ReconcileContext) {
-    const uploads = ctx.settings.concurrency?.uploads ?? DEFAULT_APPLY_CONCURRENCY;
+    const uploads = ctx.settings.concurrency.uploads;
     // One namespace never holds every slot: another's upload starts at once beside a flood of one tenant's
     // changed functions (one slot kept for the others, so one large repository keeps nearly the whole pool).
     this.uploads = new FairPool(uploads, { maxPerTenant: Math.max(1, uploads - 1) });
