@@ -23,7 +23,7 @@ import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import type { CommandIo } from './io.ts';
-import { countApiRequests } from '../platform/kubernetes/runtime/api-request-metrics.ts';
+import { countApiRequests } from '../platform/kubernetes/api-client/api-request-metrics.ts';
 
 /** ms from process start until this module and all it imports were loaded (logged with "serving on port"). */
 const modulesLoadedMs = Math.round(performance.now());
@@ -119,7 +119,7 @@ function loadKubeConfig(config: ControllerConfig, registry: Registry): KubeConfi
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
-  // client-node opens a new connection per API call otherwise (runtime/reuse-connections.ts); the one
+  // client-node opens a new connection per API call otherwise (api-client/reuse-connections.ts); the one
   // dispatcher per cluster that fixes it also counts every request (sless_kube_requests_total).
   return countApiRequests(kc, registry);
 }

@@ -10,5 +10,5 @@ export { cronTriggerName, functionJobName, httpTriggerName } from './objects/rep
 export type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
 export { functionUrl, httpEnabled } from './reconcilers/function-reconciler.ts';
 export type { Caches, ControllerLogger } from './reconcilers/context.ts';
-export { KubeClient } from './runtime/kube-client.ts';
+export { KubeClient } from './api-client/kube-client.ts';
 export type { ControllerSettings, S3Settings } from './settings.ts';

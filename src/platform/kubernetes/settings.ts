@@ -147,7 +147,7 @@ export const DEFAULT_SYNC_CONCURRENCY = 8;
  */
 export const URGENT_SYNC_SLOTS = 1;
 /**
- * While a push's sync runs, routine syncs wait at their phase boundaries (runtime/urgent-gate.ts): one
+ * While a push's sync runs, routine syncs wait at their phase boundaries (api-client/urgent-gate.ts): one
  * routine sync at most URGENT_GATE_MAX_WAIT_MS over all its boundaries (a push's sync is ~60 ms alone, a
  * large one seconds: past this the resync goes on beside it), and none once pushes' syncs have run back to
  * back for URGENT_GATE_MAX_HOLD_MS without a URGENT_GATE_QUIET_MS pause (a tenant pushing all the time).
@@ -172,7 +172,7 @@ export function defaultSyncsPerNamespace(syncs: number): number {
 
 /**
  * One repository's syncs keep the controller busy at most this share of the time on average
- * (runtime/time-budget.ts, per repository): a sync that ran d ms is paid back over d / share ms before
+ * (api-client/time-budget.ts, per repository): a sync that ran d ms is paid back over d / share ms before
  * the repository's next sync starts, with SYNC_BURST_MS banked by a quiet repository (it never waits)
  * and SYNC_WAIT_MAX_MS the longest wait. A repository pushed every second then syncs about once per
  * 10 x its sync time, its pushes folded into that sync, and leaves the CPU it shares (2 cores: the

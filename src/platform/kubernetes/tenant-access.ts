@@ -7,7 +7,7 @@
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
 import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
 import type { ControllerSettings } from './settings.ts';
-import { apiMessage, isStatus } from './runtime/kube-client.ts';
+import { apiMessage, isStatus } from './api-client/kube-client.ts';
 import { StalledError } from './stalled-error.ts';
 
 /** The ClusterRole bound in every tenant namespace, and the name of that RoleBinding (deploy/rbac.yaml). */

@@ -8,8 +8,8 @@ import { functionDeployment, functionService } from '../objects/function-workloa
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
-import { select } from '../runtime/cache-index.ts';
-import type { HandlerResult } from '../runtime/work-queue.ts';
+import { select } from '../api-client/cache-index.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
 import { record, splitKey, type ReconcileContext } from './context.ts';
 import { FunctionBuilds } from './function-build.ts';
 import type { StepResult } from './function-step.ts';

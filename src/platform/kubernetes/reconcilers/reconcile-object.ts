@@ -6,7 +6,7 @@
 // four reconcilers (repository, function, trigger, function-job) are their steps and hooks.
 import { FINALIZER } from '../objects/meta.ts';
 import type { Condition, Metadata, SlessKind } from '../objects/resources.ts';
-import type { HandlerResult } from '../runtime/work-queue.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
 import { StalledError } from '../stalled-error.ts';
 import type { Outcome } from './conditions.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
@@ -62,7 +62,7 @@ export interface Reconciler<T extends ReconciledObject, S> {
   begin?(obj: T): Turn;
 }
 
-/** A run's place beside others (runtime/urgent-gate.ts). */
+/** A run's place beside others (api-client/urgent-gate.ts). */
 export interface Turn {
   boundary(): Promise<void>;
   end(): void;

@@ -12,8 +12,8 @@ import { ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { isHealthy, scopeOfSync } from '../../../plan/plan-changes.ts';
 import type { RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
-import { UrgentGate } from '../runtime/urgent-gate.ts';
-import type { HandlerResult } from '../runtime/work-queue.ts';
+import { UrgentGate } from '../api-client/urgent-gate.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
 import {
   URGENT_GATE_MAX_HOLD_MS,
   URGENT_GATE_MAX_WAIT_MS,
@@ -36,7 +36,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
   private readonly sources: RepositorySources;
   /** The per-function apply step of syncs (context uploads, applies in a bounded pool). */
   private readonly applies: SyncApply;
-  /** Routine syncs wait at their phase boundaries while a push's sync runs (runtime/urgent-gate.ts). */
+  /** Routine syncs wait at their phase boundaries while a push's sync runs (api-client/urgent-gate.ts). */
   private readonly gate = new UrgentGate({ maxWaitMs: URGENT_GATE_MAX_WAIT_MS, maxHoldMs: URGENT_GATE_MAX_HOLD_MS, quietMs: URGENT_GATE_QUIET_MS });
 
   constructor(private readonly ctx: ReconcileContext) {

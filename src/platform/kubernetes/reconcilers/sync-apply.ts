@@ -14,7 +14,7 @@ import { annotatedBuildKey, ownedByRepository } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus, Resource } from '../objects/resources.ts';
-import { FairPool } from '../runtime/fair-lanes.ts';
+import { FairPool } from '../api-client/fair-lanes.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
 
 /** Defaults the CRDs fill in, applied to our side before comparing with live objects. */

@@ -6,7 +6,7 @@ import { LABELS } from '../objects/meta.ts';
 import { splitKey, type ReconcileContext } from './context.ts';
 import { functionUrl } from './function-reconciler.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
-import type { HandlerResult } from '../runtime/work-queue.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
 import type { TriggerResource, TriggerStatus } from '../objects/resources.ts';
 
 export class TriggerReconciler implements Reconciler<TriggerResource, TriggerStatus> {
