@@ -16,7 +16,7 @@ import { Controller, s3StoreOf, type ControllerOptions } from '../platform/kuber
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
 import { gatedKubeConfig } from '../platform/kubernetes/write-gate.ts';
-import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
+import type { ControllerLogger } from '../platform/kubernetes/reconcilers/reconcile-context.ts';
 import { resolveControllerSettings, type ControllerSettings } from '../platform/kubernetes/settings.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';

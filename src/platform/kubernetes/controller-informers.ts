@@ -26,7 +26,7 @@ import {
   type SlessKind,
   type TriggerResource,
 } from './objects/resources.ts';
-import type { ControllerLogger } from './reconcilers/context.ts';
+import type { ControllerLogger } from './reconcilers/reconcile-context.ts';
 import { apiMessage, VERSION } from './api-client/kube-client.ts';
 import { InformerGroup } from './api-client/informer-group.ts';
 import { ResilientInformer, type InformerEvent } from './api-client/resilient-informer.ts';

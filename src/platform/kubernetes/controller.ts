@@ -21,7 +21,7 @@ import { type FunctionResource, type RepositoryResource, type SlessKind, type Tr
 import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
 import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
 import { jobState } from './objects/job-state.ts';
-import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
+import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/reconcile-context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
 import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';

@@ -11,7 +11,7 @@ import { ANNOTATIONS } from '../objects/meta.ts';
 import type { FunctionResource } from '../objects/resources.ts';
 import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters, buildsInCache } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import type { StepResult } from './function-step.ts';
 import { jobState } from '../objects/job-state.ts';
 import { failedContainer, jobFailureReason, latestJobPod, podOutput, terminationMessage } from './job-status.ts';

@@ -4,7 +4,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import { functionJobRun, runJobName } from '../objects/job-workloads.ts';
 import type { FunctionJobResource, FunctionJobStatus } from '../objects/resources.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
-import { record, type ReconcileContext } from './context.ts';
+import { record, type ReconcileContext } from './reconcile-context.ts';
 import { jobState } from '../objects/job-state.ts';
 import { jobFailureReason, latestJobPod, podOutput } from './job-status.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';

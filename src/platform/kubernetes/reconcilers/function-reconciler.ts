@@ -10,7 +10,7 @@ import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
 import { select } from '../api-client/cache-index.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { FunctionBuilds } from './function-build.ts';
 import type { StepResult } from './function-step.ts';
 import { rolloutOf } from './rollout.ts';

@@ -4,7 +4,7 @@ import { JOB_NAME_LABEL } from '../objects/meta.ts';
 import { select } from '../api-client/cache-index.ts';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../api-client/kube-client.ts';
-import type { Cache } from './context.ts';
+import type { Cache } from './reconcile-context.ts';
 
 export function jobFailureReason(job: V1Job): string {
   const failed = (job.status?.conditions ?? []).find((c) => c.type === 'Failed' && c.status === 'True');

@@ -9,7 +9,7 @@ import type { Condition, Metadata, SlessKind } from '../objects/resources.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
 import { StalledError } from '../stalled-error.ts';
 import type { Outcome } from './conditions.ts';
-import { splitKey, type ReconcileContext } from './context.ts';
+import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { writeStatus, type StatusFields } from './status-writer.ts';
 
 /** What one run of a reconciler's steps came to. */

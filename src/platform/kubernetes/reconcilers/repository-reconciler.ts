@@ -20,7 +20,7 @@ import {
   URGENT_GATE_QUIET_MS,
 } from '../settings.ts';
 import type { Outcome } from './conditions.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { syncInterval } from './interval.ts';
 import { RepositorySources } from './repository-sources.ts';
 import { announcesNewHead, syncHint } from './sync-hint.ts';

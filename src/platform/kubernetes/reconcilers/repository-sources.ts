@@ -6,7 +6,7 @@ import { GitSource, type GitAuth } from '../../../source/git-source.ts';
 import { TargetPolicy } from '../../../source/target-policy.ts';
 import { GIT_CREDENTIALS_SECRET_TYPE } from '../objects/meta.ts';
 import type { RepositoryResource } from '../objects/resources.ts';
-import type { ReconcileContext } from './context.ts';
+import type { ReconcileContext } from './reconcile-context.ts';
 import { StalledError } from '../stalled-error.ts';
 import type { AppliedSync } from './unchanged-sync.ts';
 

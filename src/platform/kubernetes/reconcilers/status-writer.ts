@@ -2,7 +2,7 @@
 import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
 import { sameConditions, summarize, type Outcome } from './conditions.ts';
-import type { ReconcileContext } from './context.ts';
+import type { ReconcileContext } from './reconcile-context.ts';
 import { normalize, normalizedDigest } from '../objects/drift.ts';
 
 interface WithStatus {

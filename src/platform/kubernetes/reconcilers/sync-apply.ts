@@ -15,7 +15,7 @@ import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
 import type { FunctionResource, RepositoryResource, RepositoryStatus, Resource } from '../objects/resources.ts';
 import { FairPool } from '../api-client/fair-lanes.ts';
-import { splitKey, type ReconcileContext } from './context.ts';
+import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 
 /** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
 const DEFAULTS = CRD_SPEC_DEFAULTS;

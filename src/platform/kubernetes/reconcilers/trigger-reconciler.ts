@@ -3,7 +3,7 @@
 import type { V1CronJob } from '@kubernetes/client-node';
 import { cronJobName, triggerCronJob } from '../objects/job-workloads.ts';
 import { LABELS } from '../objects/meta.ts';
-import { splitKey, type ReconcileContext } from './context.ts';
+import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { functionUrl } from './function-reconciler.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
