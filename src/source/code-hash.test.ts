@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import type { CodeFile } from '../platform/types.ts';
+import type { CodeFile } from './types.ts';
 import { blobOid, codeHash, hashFiles, ignoreMatcher } from './code-hash.ts';
 
 const file = (path: string, content: string, mode: CodeFile['mode'] = '100644'): CodeFile => ({ path, mode, content: Buffer.from(content) });

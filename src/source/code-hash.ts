@@ -18,7 +18,7 @@
 // from included folders too.
 import { createHash } from 'node:crypto';
 import ignorePkg from 'ignore';
-import type { CodeFile } from '../platform/types.ts';
+import type { CodeFile } from './types.ts';
 import type { FileMode } from './types.ts';
 
 /** One file as it enters code_hash. */
