@@ -20,7 +20,7 @@
 // `applied` carries what keeps running forward, so pass `plan.applied` (not the raw snapshot) as `prev`
 // to the next call: when the folder is fixed, the plan then compares against what is really running.
 import { isDeepStrictEqual } from 'node:util';
-import { findDuplicateNames } from '../manifest/find-duplicate-names.ts';
+import { findDuplicateNames } from '../source/find-duplicate-names.ts';
 import type { FunctionManifest, Runtime } from '../manifest/types.ts';
 import type { FunctionEntry, Snapshot } from '../source/types.ts';
 

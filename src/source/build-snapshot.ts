@@ -4,7 +4,7 @@
 // never blocks the others. A SnapshotBuilder remembers each function's result by its directory's
 // tree oid (and its include paths' oids), so a sync after a one-file push parses one manifest.
 import { createHash } from 'node:crypto';
-import { findDuplicateNames } from '../manifest/find-duplicate-names.ts';
+import { findDuplicateNames } from './find-duplicate-names.ts';
 import { parseManifest } from '../manifest/parse-manifest.ts';
 import type { ManifestProblem } from '../manifest/types.ts';
 import { codeHash, MANIFEST_FILE } from './code-hash.ts';

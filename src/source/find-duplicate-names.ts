@@ -1,9 +1,9 @@
 // Two folders declaring the same function name would fight over one Deployment. Neither wins: both
 // become errors (no manifest, so nothing of theirs is built, changed or removed), and every other
 // function is unaffected.
-import type { FunctionEntry } from '../source/types.ts';
-import { nameLineOf } from './name-lines.ts';
-import { manifestFile } from './manifest-file.ts';
+import type { FunctionEntry } from './types.ts';
+import { nameLineOf } from '../manifest/name-lines.ts';
+import { manifestFile } from '../manifest/manifest-file.ts';
 
 export function findDuplicateNames(entries: readonly FunctionEntry[]): FunctionEntry[] {
   const pathsByName = new Map<string, string[]>();
