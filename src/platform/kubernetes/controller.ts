@@ -10,7 +10,7 @@ import { baseImageOf } from '../../build/runtime-catalog.ts';
 import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { BuildLog } from '../../store/types.ts';
-import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
+import { KubeCommitStatus } from './kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createInformers, type ControllerInformers } from './controller-informers.ts';
 import { reportBudgetWait } from './budget-wait-report.ts';

@@ -2,7 +2,7 @@
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
 import type { IndexName } from '../api-client/cache-index.ts';
-import type { KubeCommitStatus } from '../../../commit-status/kube-commit-status.ts';
+import type { KubeCommitStatus } from '../kube-commit-status.ts';
 import type { V1CronJob, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
 import type { BuildLog } from '../../../store/types.ts';
