@@ -10,7 +10,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AuthOptions } from '../auth/token-verifier.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
 import { ConfigError, loadControllerConfig, type ControllerConfig } from '../config/config.ts';
-import { buildApp } from '../http/build-app.ts';
+import { buildApp } from '../app/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { Controller, s3StoreOf, type ControllerOptions } from '../platform/kubernetes/controller.ts';
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
