@@ -10,7 +10,7 @@ import type { HandlerResult } from '../api-client/work-queue.ts';
 import { StalledError } from '../stalled-error.ts';
 import type { Outcome } from './conditions.ts';
 import { splitKey, type ReconcileContext } from './reconcile-context.ts';
-import { writeStatus, type StatusFields } from './status-writer.ts';
+import { writeStatus, type StatusFields, type StatusWriting } from './status-writer.ts';
 
 /** What one run of a reconciler's steps came to. */
 export interface Reconciled<S> {
@@ -74,7 +74,7 @@ const SUSPENDED: Outcome = { kind: 'suspended', reason: 'Suspended', message: 's
 
 /** One reconcile of `key` by reconciler `r`: the skeleton above. */
 export async function reconcileObject<T extends ReconciledObject, S>(
-  ctx: Pick<ReconcileContext, 'kube' | 'now' | 'statusMemo'>,
+  ctx: StatusWriting & { readonly kube: Pick<ReconcileContext['kube'], 'mergePatch'> },
   r: Reconciler<T, S>,
   key: string,
 ): Promise<HandlerResult | void> {

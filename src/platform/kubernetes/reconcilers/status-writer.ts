@@ -2,7 +2,7 @@
 import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
 import { sameConditions, summarize, type Outcome } from './conditions.ts';
-import type { ReconcileContext } from './reconcile-context.ts';
+import type { KubeClient } from '../api-client/kube-client.ts';
 import { normalize, normalizedDigest } from '../objects/drift.ts';
 
 interface WithStatus {
@@ -23,8 +23,15 @@ export type StatusMemo = Map<string, { readonly fingerprint: string; readonly at
 const MEMO_MS = 30_000;
 const MAX_REMEMBERED = 50_000;
 
+/** What a status write needs of the reconcile context (reconcile-context.ts hands it in). */
+export interface StatusWriting {
+  readonly kube: Pick<KubeClient, 'patchStatus'>;
+  readonly now: () => Date;
+  readonly statusMemo: StatusMemo;
+}
+
 export async function writeStatus(
-  ctx: Pick<ReconcileContext, 'kube' | 'now' | 'statusMemo'>,
+  ctx: StatusWriting,
   kind: SlessKind,
   obj: WithStatus,
   outcome: Outcome,
