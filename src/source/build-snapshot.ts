@@ -12,7 +12,6 @@ import { listManifestFiles, normalizeIncludePath } from './function-files.ts';
 import type { SourceTree, TreeEntry } from './source-tree.ts';
 import { joinPath, lookupEntry } from './source-tree.ts';
 import type { FunctionEntry, Snapshot } from './types.ts';
-import { declaredName } from './yaml-lines.ts';
 
 const NEVER_SEARCHED = new Set(['.git', 'node_modules']);
 
@@ -131,7 +130,8 @@ async function readFunction(tree: SourceTree, dir: string, entries: readonly Tre
   const text = (await tree.readBlob(file, manifestEntry?.oid ?? '')).toString('utf8');
   const parsed = parseManifest(text, { file, dirName });
   const manifest = parsed.manifest;
-  if (!manifest) return { name: declaredName(text) ?? dirName, path: dir, problems: parsed.problems };
+  // The parser's own reading of the name (a valid `name:`, else the folder's): one rule for it.
+  if (!manifest) return { name: parsed.name, path: dir, problems: parsed.problems };
 
   const listed = await listManifestFiles(tree, dir, manifest, text);
   const problems: ManifestProblem[] = [...parsed.problems, ...listed.problems];
