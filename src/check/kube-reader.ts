@@ -2,7 +2,7 @@
 // classes, so a CRD's schema comes back exactly as stored). A 404 is `undefined`, not an error.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiStatusCode } from '../platform/kubernetes/api-errors.ts';
-import { JsonApi } from '../platform/kubernetes/runtime/json-api.ts';
+import { JsonApi } from '../platform/kubernetes/api-client/json-api.ts';
 
 export interface KubeReader {
   get<T>(path: string): Promise<T | undefined>;

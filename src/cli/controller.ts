@@ -11,22 +11,21 @@ import { authOptionsOf } from '../auth/auth-options.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
 import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
 import { ConfigError, loadControllerConfig, treeLimitsOf, type ControllerConfig } from '../config/config.ts';
-import { buildApp } from '../http/build-app.ts';
+import { buildApp } from '../app/build-app.ts';
 import { startMetricsServer, type MetricsServer } from '../http/metrics-server.ts';
 import { createMetrics } from '../metrics/metrics.ts';
-import { Controller, type ControllerOptions } from '../platform/kubernetes/controller.ts';
+import { Controller, s3StoreOf, type ControllerOptions } from '../platform/kubernetes/controller.ts';
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
 import { gatedKubeConfig } from '../platform/kubernetes/write-gate.ts';
-import type { ControllerLogger } from '../platform/kubernetes/reconcilers/context.ts';
-import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
-import { DEFAULT_SYSTEM_NAMESPACE } from '../platform/tenant-rules.ts';
+import type { ControllerLogger } from '../platform/kubernetes/reconcilers/reconcile-context.ts';
+import { resolveControllerSettings, type ControllerSettings } from '../platform/kubernetes/settings.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import type { CommandIo } from './io.ts';
-import { countApiRequests } from '../platform/kubernetes/runtime/api-request-metrics.ts';
+import { countApiRequests } from '../platform/kubernetes/api-client/api-request-metrics.ts';
 
 /** ms from process start until this module and all it imports were loaded (logged with "serving on port"). */
 const modulesLoadedMs = Math.round(performance.now());
@@ -74,7 +73,7 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
     registry: config.registry,
     kanikoImage: config.kanikoImage,
     buildNamespace: config.buildNamespace,
-    systemNamespace: config.podNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+    ...(config.podNamespace ? { systemNamespace: config.podNamespace } : {}),
     // In a cluster (POD_NAMESPACE from the downward API) the controller binds its ServiceAccount per tenant namespace.
     ...(config.podNamespace ? { tenantBinding: { serviceAccount: config.serviceAccount, namespace: config.podNamespace } } : {}),
     runtimeImagePrefix: config.runtimeImagePrefix,
@@ -120,7 +119,7 @@ function loadKubeConfig(config: ControllerConfig, registry: Registry): KubeConfi
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
-  // client-node opens a new connection per API call otherwise (runtime/reuse-connections.ts); the one
+  // client-node opens a new connection per API call otherwise (api-client/reuse-connections.ts); the one
   // dispatcher per cluster that fixes it also counts every request (sless_kube_requests_total).
   return countApiRequests(kc, registry);
 }
@@ -135,15 +134,9 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const kubeConfig = loadKubeConfig(config, registry);
-  const settings: ControllerSettings = { ...controllerSettings(config), ...options.controller?.settings };
-  const store =
-    options.store ??
-    new S3ArtifactStore({
-      bucket: settings.s3.bucket,
-      region: settings.s3.region,
-      ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
-      ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
-    });
+  // Every default filled in once, here: the platform and the Controller read the same complete settings.
+  const settings = resolveControllerSettings({ ...controllerSettings(config), ...options.controller?.settings });
+  const store = options.store ?? s3StoreOf(settings.s3);
   const platform = new KubernetesPlatform({
     kubeConfig,
     store,
@@ -165,7 +158,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
     limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },
     rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
-    platformNamespaces: { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace },
+    platformNamespaces: { system: settings.systemNamespace, build: settings.buildNamespace },
     console: { exclude: config.consoleExclude, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) },
     serveMetrics: false,
     logger: { level: config.logLevel, stream: io.stdout },

@@ -11,7 +11,7 @@ import { CommitStatusPoster } from '../commit-status/commit-status-poster.ts';
 import { RevisionReporter } from '../commit-status/revision-reporter.ts';
 import { describeTarget, statusTarget } from '../commit-status/status-target.ts';
 import { loadDevConfig, treeLimitsOf, type DevConfig } from '../config/config.ts';
-import { buildApp } from '../http/build-app.ts';
+import { buildApp } from '../app/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform } from '../platform/local/local-platform.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';

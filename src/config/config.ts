@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
-import { DEFAULT_BUILD_NAMESPACE } from '../platform/kubernetes/settings.ts';
+import { DEFAULT_BUILD_NAMESPACE } from '../platform/tenant-rules.ts';
 import { DEFAULT_TREE_LIMITS, TREE_LIMIT_SETTINGS, type TreeLimits } from '../source/tree-limits.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { SCALE_LIMITS } from '../scale/scale-spec.ts';

@@ -1,4 +1,4 @@
-// The /fn routes inside fastify. In a listening server, build-app.ts hands /fn requests to
+// The /fn routes inside fastify. In a listening server, app/build-app.ts hands /fn requests to
 // proxyRequest before fastify's router (the proxy needs none of fastify's per-request machinery,
 // and skipping it is most of the proxy's overhead); these routes serve app.inject() and are the
 // routes' declaration. No content-type parser reads the body here: it is streamed as is.

@@ -2,7 +2,7 @@
 // Streams both bodies (nothing is buffered), keeps upstream connections alive through one undici
 // dispatcher, drops hop-by-hop headers both ways, adds X-Forwarded-*, and records every call in the
 // invocation log and metrics without waiting on either. It answers errors itself with the error
-// catalog's body and never rejects, so it can run in front of fastify's router (build-app.ts) as
+// catalog's body and never rejects, so it can run in front of fastify's router (app/build-app.ts) as
 // well as inside the fastify route (proxy-plugin.ts, used by app.inject).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';

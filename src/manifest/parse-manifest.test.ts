@@ -508,6 +508,7 @@ describe('parseManifest: the name of a broken function', () => {
     { name: 'no name: the directory', yaml: 'runtime: nodejs99\n', want: 'hello' },
     { name: 'an invalid name: the directory', yaml: 'name: Not_Valid\nruntime: nodejs20\n', want: 'hello' },
     { name: 'unparseable YAML: the directory', yaml: 'name: api\nname: api2\n', want: 'hello' },
+    { name: 'a syntax error elsewhere: the readable name', yaml: 'name: api\nruntime: [oops\n', want: 'api' },
   ];
   for (const c of cases) it(c.name, () => assert.equal(parse(c.yaml).name, c.want));
 });

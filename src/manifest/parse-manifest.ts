@@ -130,7 +130,9 @@ export function parseYamlManifest(text: string, opts: ParseManifestOptions): Par
     const token = /^("[^"\n]*"|'[^'\n]*'|[^:\s]+)/.exec(text.slice(e.pos[0]))?.[1] ?? '';
     return problem(at.line, '', yamlMessage(e.code, e.message, token), at.column);
   });
-  if (syntax.length > 0) return { problems: syntax, name: dirName };
+  // A name still readable beside a syntax error elsewhere keeps the function's identity; two `name:` keys tell none.
+  const twoNames = doc.errors.some((e) => e.code === 'DUPLICATE_KEY');
+  if (syntax.length > 0) return { problems: syntax, name: (twoNames ? undefined : readableName(doc)) ?? dirName };
 
   const shape = checkShape(doc, lineCounter, problem);
   if (shape.length > 0) return { problems: shape, name: readableName(doc) ?? dirName };

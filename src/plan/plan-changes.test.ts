@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { parseManifest } from '../manifest/parse-manifest.ts';
 import type { FunctionManifest, Runtime } from '../manifest/types.ts';
 import type { FunctionEntry, Snapshot } from '../source/types.ts';
-import { planChanges, type Plan, type PlanOptions } from './plan-changes.ts';
+import { planChanges, scopeOfSync, type Plan, type PlanOptions } from './plan-changes.ts';
 
 const HASH_A = `sha256:${'a'.repeat(64)}`;
 const HASH_B = `sha256:${'b'.repeat(64)}`;
@@ -277,5 +277,36 @@ describe('planChanges: carrying the running state forward', () => {
     const copies = structuredClone([prev, next]);
     planChanges(prev, next);
     assert.deepEqual([prev, next], copies);
+  });
+});
+
+describe('scopeOfSync: the safety rules both platforms execute', () => {
+  const running = (name: string, path = `functions/${name}`) => ({ name, path });
+
+  it('removes a running function whose folder is gone, and nothing that still has a healthy folder', () => {
+    const scope = scopeOfSync([running('a'), running('gone')], [fn('a')]);
+    assert.deepEqual(scope.removed.map((r) => r.name), ['gone']);
+    assert.equal(scope.emptySource, false);
+  });
+
+  it('keeps what a broken folder was, found by its readable name or by its folder', () => {
+    // "b" still reads as b; the folder of "c" lost its name (the source layer names it by the folder).
+    const scope = scopeOfSync([running('b'), running('c'), running('gone')], [broken('b'), broken('c-dir', 'functions/c')]);
+    assert.deepEqual([...scope.kept].sort(), ['b', 'c', 'c-dir']);
+    assert.deepEqual(scope.removed.map((r) => r.name), ['gone']);
+  });
+
+  it('removes nothing when the source has no function folder at all while functions run', () => {
+    const scope = scopeOfSync([running('a'), running('b')], []);
+    assert.deepEqual(scope, { kept: new Set(), removed: [], emptySource: true });
+    // Nothing running and nothing in the source: no refusal, nothing to do.
+    assert.equal(scopeOfSync([], []).emptySource, false);
+  });
+
+  it('planChanges follows them: an emptied source removes nothing and keeps what ran', () => {
+    const plan = planChanges(snap(fn('a'), fn('b')), snap());
+    assert.equal(plan.emptySource, true);
+    assert.deepEqual(plan.removed, []);
+    assert.deepEqual(plan.applied.functions.map((e) => e.name), ['a', 'b']);
   });
 });

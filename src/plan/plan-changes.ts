@@ -11,12 +11,16 @@
 //   `ignore` only matter through code_hash, which already decides whether to rebuild;
 // - unchanged: nothing to do.
 //
-// A function whose folder is broken now (bad YAML, duplicate name, unreadable code) is in `errors`
-// and is never removed: it keeps running its last good version. `applied` carries that version
-// forward, so pass `plan.applied` (not the raw snapshot) as `prev` to the next call: when the folder
-// is fixed, the plan then compares against what is really running.
+// The safety rules of every sync, on both platforms (scopeOfSync; the Kubernetes sync executes them
+// against its live objects, sless dev through planChanges):
+// - a function whose folder is broken now (bad YAML, duplicate name, unreadable code) is in `errors`
+//   and is never removed: it keeps running its last good version, found by name or by folder;
+// - a source with no function folder at all while functions run removes nothing (a wrong path or a
+//   bad push, not an intent): `emptySource`.
+// `applied` carries what keeps running forward, so pass `plan.applied` (not the raw snapshot) as `prev`
+// to the next call: when the folder is fixed, the plan then compares against what is really running.
 import { isDeepStrictEqual } from 'node:util';
-import { findDuplicateNames } from '../manifest/find-duplicate-names.ts';
+import { findDuplicateNames } from '../source/find-duplicate-names.ts';
 import type { FunctionManifest, Runtime } from '../manifest/types.ts';
 import type { FunctionEntry, Snapshot } from '../source/types.ts';
 
@@ -59,6 +63,8 @@ export interface Plan {
   readonly unchanged: FunctionEntry[];
   /** Broken now; whatever ran before keeps running. */
   readonly errors: FunctionEntry[];
+  /** No function folder at all while functions ran: nothing was removed (see scopeOfSync). */
+  readonly emptySource: boolean;
   /** For every rebuilt or redeployed function name: what changed. */
   readonly reasons: Readonly<Record<string, readonly ChangeReason[]>>;
   /** What runs once this plan is carried out: pass it as `prev` next time. */
@@ -88,31 +94,55 @@ export function isHealthy(entry: FunctionEntry): entry is HealthyEntry {
   return entry.manifest !== undefined && entry.codeHash !== undefined && entry.problems.length === 0;
 }
 
+/** What runs now, as a sync sees it: a function's name and the folder it came from. */
+export interface Running {
+  readonly name: string;
+  readonly path: string;
+}
+
+/** What a sync may remove of what runs, and what it must leave as it is. */
+export interface SyncScope<R extends Running> {
+  /** Names whose running objects stay untouched: every broken folder's, and any running function at a broken folder. */
+  readonly kept: ReadonlySet<string>;
+  /** Running functions gone from the source and protected by no broken folder (none when `emptySource`). */
+  readonly removed: readonly R[];
+  /** No function folder at all while functions run: nothing is removed. */
+  readonly emptySource: boolean;
+}
+
+/** The safety rules of a sync over `running` and the folders of the next snapshot. Pure. */
+export function scopeOfSync<R extends Running>(running: readonly R[], next: readonly FunctionEntry[]): SyncScope<R> {
+  const broken = next.filter((e) => !isHealthy(e));
+  const healthy = new Set(next.filter(isHealthy).map((e) => e.name));
+  // A broken folder protects the function it was, found by name (when readable) or by folder.
+  const brokenPaths = new Set(broken.map((e) => e.path));
+  const kept = new Set(broken.map((e) => e.name));
+  for (const r of running) if (!healthy.has(r.name) && brokenPaths.has(r.path)) kept.add(r.name);
+  const emptySource = next.length === 0 && running.length > 0;
+  const removed = emptySource ? [] : running.filter((r) => !healthy.has(r.name) && !kept.has(r.name));
+  return { kept, removed, emptySource };
+}
+
 export function planChanges(prev: Snapshot | undefined, next: Snapshot, opts: PlanOptions = {}): Plan {
   // Only what was deployable can be running; a broken entry in a raw `prev` stands for nothing.
   const running = new Map((prev?.functions ?? []).filter(isHealthy).map((e) => [e.name, e] as const));
   // Defensive: two healthy folders with one name must never reach the platform.
   const functions = findDuplicateNames(next.functions);
-  const broken = functions.filter((e) => !isHealthy(e));
-  // A broken folder protects the function it was, found by name (when readable) or by folder.
-  const brokenNames = new Set(broken.map((e) => e.name));
-  const brokenPaths = new Set(broken.map((e) => e.path));
+  const scope = scopeOfSync([...running.values()], functions);
 
   const plan = {
     added: [] as FunctionEntry[],
     rebuild: [] as FunctionEntry[],
     redeploy: [] as FunctionEntry[],
-    removed: [] as FunctionEntry[],
+    removed: [...scope.removed] as FunctionEntry[],
     unchanged: [] as FunctionEntry[],
-    errors: broken,
+    errors: functions.filter((e) => !isHealthy(e)),
   };
   const reasons: Record<string, ChangeReason[]> = {};
   const applied: FunctionEntry[] = [];
-  const seen = new Set<string>();
 
   for (const entry of functions) {
     if (!isHealthy(entry)) continue;
-    seen.add(entry.name);
     applied.push(entry);
     const before = running.get(entry.name);
     if (before === undefined) {
@@ -127,15 +157,14 @@ export function planChanges(prev: Snapshot | undefined, next: Snapshot, opts: Pl
       (needsImage ? plan.rebuild : plan.redeploy).push(entry);
     }
   }
-
-  for (const [name, before] of running) {
-    if (seen.has(name)) continue;
-    if (brokenNames.has(name) || brokenPaths.has(before.path)) applied.push(before);
-    else plan.removed.push(before);
-  }
+  // What is neither in the source nor removed keeps running.
+  const removed = new Set(scope.removed);
+  const seen = new Set(applied.map((e) => e.name));
+  for (const before of running.values()) if (!seen.has(before.name) && !removed.has(before)) applied.push(before);
 
   return {
     ...plan,
+    emptySource: scope.emptySource,
     reasons,
     applied: { revision: next.revision, functions: applied },
     baseImages: baseImagesOf(applied, opts),

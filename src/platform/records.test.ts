@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_ENTRYPOINT, manifestSchema } from '../manifest/manifest-schema.ts';
-import { CRD_DEFAULTS } from './kubernetes/records.ts';
+import { CRD_DEFAULTS } from './kubernetes/objects/crd-defaults.ts';
 import { FUNCTION_INPUT_DEFAULTS, functionSettingsOf } from './records.ts';
 
 describe('functionSettingsOf', () => {

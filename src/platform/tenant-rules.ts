@@ -5,8 +5,20 @@
 //   admin or not, acts there, and the controller neither binds itself nor deploys anything there;
 // - env_from_secrets: only Secrets of the function's own namespace that are not platform Secrets (the
 //   controller's, git credentials made for sless, service account tokens, the registry pull Secrets).
-import { GIT_CREDENTIALS_SECRET_TYPE } from './kubernetes/objects/meta.ts';
-import { DEFAULT_REGISTRY_SECRET, LEGACY_BUILD_S3_SECRET } from './kubernetes/settings.ts';
+
+/**
+ * The type a Secret must have for a FunctionRepository's spec.secretRef to use it (issue 11 item 3):
+ * the controller sends its values as Basic auth to the URL the repository names, so a Secret made for
+ * something else (database credentials) must never qualify. A type cannot be changed on an existing
+ * Secret, so only whoever creates the Secret decides it is one for sless.
+ */
+export const GIT_CREDENTIALS_SECRET_TYPE = 'sless.kube5s.ru/git-credentials';
+/** The build namespace's docker-config Secret with push rights (SLESS_REGISTRY_SECRET). */
+export const DEFAULT_REGISTRY_SECRET = 'sless-registry';
+/** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */
+export const LEGACY_BUILD_S3_SECRET = 'sless-build-s3';
+/** Where builds run unless SLESS_BUILD_NAMESPACE says otherwise. */
+export const DEFAULT_BUILD_NAMESPACE = 'sless-builds';
 
 /** Secret types a function may never read: repository credentials (sent to git servers only) and API tokens. */
 export const FORBIDDEN_ENV_SECRET_TYPES: readonly string[] = [GIT_CREDENTIALS_SECRET_TYPE, 'kubernetes.io/service-account-token'];

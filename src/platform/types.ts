@@ -1,6 +1,7 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
 import type { Runtime } from '../manifest/types.ts';
+import type { CodeFile, FileMode } from '../source/types.ts';
 import type { ScaleInput } from '../scale/scale-spec.ts';
 
 /** How many replicas (pods, or `sless dev` processes) a function should have and has serving. */
@@ -136,12 +137,8 @@ export interface RepositoryInput {
   readonly webhookSecret?: string;
 }
 
-/** A file taken from an uploaded zip (already checked for zip-slip and size limits). */
-export interface CodeFile {
-  readonly path: string;
-  readonly mode: '100644' | '100755' | '120000';
-  readonly content: Buffer;
-}
+/** Filed with the source layer, which reads such files too (code hashes) and must not import the platform. */
+export type { CodeFile } from '../source/types.ts';
 
 /**
  * Uploaded code unpacked on disk (src/http/read-zip.ts): the files sit under `root`, links created
@@ -153,7 +150,7 @@ export interface UnpackedCode {
   readonly dir: string;
   /** The code's folder: paths are relative to it. */
   readonly root: string;
-  readonly files: readonly { readonly path: string; readonly mode: CodeFile['mode']; readonly oid: string; readonly size: number }[];
+  readonly files: readonly { readonly path: string; readonly mode: FileMode; readonly oid: string; readonly size: number }[];
   readonly codeHash: string;
 }
 

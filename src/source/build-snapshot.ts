@@ -4,7 +4,7 @@
 // never blocks the others. A SnapshotBuilder remembers each function's result by its directory's
 // tree oid (and its include paths' oids), so a sync after a one-file push parses one manifest.
 import { createHash } from 'node:crypto';
-import { findDuplicateNames } from '../manifest/find-duplicate-names.ts';
+import { findDuplicateNames } from './find-duplicate-names.ts';
 import { parseManifest } from '../manifest/parse-manifest.ts';
 import type { ManifestProblem } from '../manifest/types.ts';
 import { codeHash, MANIFEST_FILE } from './code-hash.ts';
@@ -13,7 +13,6 @@ import type { SourceTree, TreeEntry } from './source-tree.ts';
 import { joinPath, lookupEntry } from './source-tree.ts';
 import { boundedTree, DEFAULT_TREE_LIMITS, type TreeLimits } from './tree-limits.ts';
 import type { FunctionEntry, Snapshot } from './types.ts';
-import { declaredName } from './yaml-lines.ts';
 
 const NEVER_SEARCHED = new Set(['.git', 'node_modules']);
 
@@ -141,7 +140,8 @@ async function readFunction(tree: SourceTree, dir: string, entries: readonly Tre
   const text = (await tree.readBlob(file, manifestEntry?.oid ?? '')).toString('utf8');
   const parsed = parseManifest(text, { file, dirName, ...(maxReplicas === undefined ? {} : { maxReplicas }) });
   const manifest = parsed.manifest;
-  if (!manifest) return { name: declaredName(text) ?? dirName, path: dir, problems: parsed.problems };
+  // The parser's own reading of the name (a valid `name:`, else the folder's): one rule for it.
+  if (!manifest) return { name: parsed.name, path: dir, problems: parsed.problems };
 
   const listed = await listManifestFiles(tree, dir, manifest, text);
   const problems: ManifestProblem[] = [...parsed.problems, ...listed.problems];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import type { CodeFile } from '../platform/types.ts';
+import type { CodeFile } from './types.ts';
 import { blobOid, codeHash, hashFiles } from './code-hash.ts';
 import { ignoreMatcher } from './ignore-rules.ts';
 

@@ -18,7 +18,7 @@
 // from included folders too; they are matched in linear time (ignore-rules.ts), and patterns it
 // refuses (too long, too many) make hashing throw IgnorePatternError.
 import { createHash } from 'node:crypto';
-import type { CodeFile } from '../platform/types.ts';
+import type { CodeFile } from './types.ts';
 import { ignoreMatcher } from './ignore-rules.ts';
 import type { FileMode } from './types.ts';
 

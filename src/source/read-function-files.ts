@@ -2,7 +2,7 @@
 // its context (the build packs them) or for serving its source. Paths are hash paths: relative to
 // the function folder, or "/" + repo-relative for included files, so `hashFiles(collected)` gives
 // back the entry's code_hash.
-import type { CodeFile } from '../platform/types.ts';
+import type { CodeFile } from './types.ts';
 import { listManifestFiles } from './function-files.ts';
 import type { SourceTree } from './source-tree.ts';
 import type { FunctionEntry } from './types.ts';

@@ -5,6 +5,13 @@ import type { FunctionManifest, ManifestProblem } from '../manifest/types.ts';
 /** Git's file modes: regular, executable, symlink (content = link target). */
 export type FileMode = '100644' | '100755' | '120000';
 
+/** A file with its content: taken from an uploaded zip (already checked for zip-slip and size limits) or read from a tree. */
+export interface CodeFile {
+  readonly path: string;
+  readonly mode: FileMode;
+  readonly content: Buffer;
+}
+
 export interface FileEntry {
   /** Posix path relative to the repository root (or the zip root). */
   readonly path: string;

@@ -14,13 +14,3 @@ export function lineOfKey(text: string, keyPath: readonly (string | number)[]): 
     return 0;
   }
 }
-
-/** The `name:` a manifest asks for even when the manifest is otherwise broken, so plans can still match it. */
-export function declaredName(text: string): string | undefined {
-  try {
-    const value: unknown = parseDocument(text).get('name');
-    return typeof value === 'string' && value !== '' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import PQueue from 'p-queue';
-import { reuseConnections } from '../../src/platform/kubernetes/runtime/reuse-connections.ts';
+import { reuseConnections } from '../../src/platform/kubernetes/api-client/reuse-connections.ts';
 import { runBench } from './bench-lifecycle.ts';
 import { cpuMsOf, KIND_CASES, nameOf, pidsOf, rawClient, type KindCase, type RawClient } from './apiserver-cost-kit.ts';
 import { loadAverage, log, sleep } from './scale-bench.ts';

@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
 import { AppsV1Api, BatchV1Api, type Informer, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
-import { makeJsonInformer } from '../../src/platform/kubernetes/runtime/json-watch.ts';
+import { makeJsonInformer } from '../../src/platform/kubernetes/api-client/json-watch.ts';
 import PQueue from 'p-queue';
 import { markDeploymentAvailable, markJobSucceeded } from '../helpers/kube-harness.ts';
 

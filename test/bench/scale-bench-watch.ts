@@ -5,7 +5,7 @@
 // function whose schedule has no CronJob yet is not running as its function.yaml says (the first runs
 // called steady state while a third of the CronJobs and Trigger statuses were still to be written).
 import { CustomObjectsApi, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { makeJsonInformer } from '../../src/platform/kubernetes/runtime/json-watch.ts';
+import { makeJsonInformer } from '../../src/platform/kubernetes/api-client/json-watch.ts';
 import type { FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 
 const GROUP = 'sless.kube5s.ru';

@@ -17,7 +17,7 @@ import { startGitServerProcess } from './git-server-child.ts';
 import { freshNamespace } from '../helpers/kube.ts';
 import type { TestService } from '../run.ts';
 import type { BenchLifecycle } from './bench-lifecycle.ts';
-import { reuseConnections } from '../../src/platform/kubernetes/runtime/reuse-connections.ts';
+import { reuseConnections } from '../../src/platform/kubernetes/api-client/reuse-connections.ts';
 import { procStatus, startBuildHarness, startControllerProcess, total, type ControllerProcess } from './controller-bench-kit.ts';
 import { cpuBetween, formatCpu, sampleCpu, type CpuSample } from './scale-bench-cpu.ts';
 import { kubeRequests } from './scale-bench-probes.ts';

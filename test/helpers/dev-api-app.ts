@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
 import { Registry } from 'prom-client';
-import { buildApp } from '../../src/http/build-app.ts';
+import { buildApp } from '../../src/app/build-app.ts';
 import { LocalPlatform } from '../../src/platform/local/local-platform.ts';
 import { localRuntimes } from '../../src/platform/local/local-runtimes.ts';
 import { silentLogger } from '../../src/platform/local/logger.ts';

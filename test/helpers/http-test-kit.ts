@@ -7,7 +7,7 @@ import { SignJWT } from 'jose';
 import { Registry } from 'prom-client';
 import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
 import type { AuthOptions } from '../../src/auth/token-verifier.ts';
-import { buildApp, type AppDeps } from '../../src/http/build-app.ts';
+import { buildApp, type AppDeps } from '../../src/app/build-app.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../../src/store/memory-log.ts';
 import { MemoryPlatform } from './memory-platform.ts';
 

@@ -20,7 +20,7 @@ import { kubeReader } from '../../src/check/kube-reader.ts';
 import { runChecks } from '../../src/cli/check.ts';
 import { RUNTIMES } from '../../src/manifest/types.ts';
 import { LeaderElector } from '../../src/platform/kubernetes/leader-election.ts';
-import { CONTENT_TYPES, JsonApi } from '../../src/platform/kubernetes/runtime/json-api.ts';
+import { CONTENT_TYPES, JsonApi } from '../../src/platform/kubernetes/api-client/json-api.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { pushTinyImage, startLocalRegistry, type LocalRegistry } from '../helpers/local-registry.ts';
 import { startS3Server, type S3Server } from '../helpers/s3-server.ts';

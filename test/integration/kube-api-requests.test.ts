@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { startControllerServer, type ControllerServer } from '../../src/cli/controller.ts';
 import { loadControllerConfig } from '../../src/config/config.ts';
-import { apiRequestKind } from '../../src/platform/kubernetes/runtime/api-request-kind.ts';
+import { apiRequestKind } from '../../src/platform/kubernetes/api-client/api-request-kind.ts';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { controllerTestEnv, dropFunctionFinalizers, GROUP, VERSION } from './kube-platform-kit.ts';

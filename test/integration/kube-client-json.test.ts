@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import { API_VERSION } from '../../src/platform/kubernetes/crd-types.ts';
-import { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
-import { reuseConnections } from '../../src/platform/kubernetes/runtime/reuse-connections.ts';
+import { KubeClient } from '../../src/platform/kubernetes/api-client/kube-client.ts';
+import { reuseConnections } from '../../src/platform/kubernetes/api-client/reuse-connections.ts';
 import { freshNamespace, getCustom, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 
 const deployment = (ns: string, name: string, image: string): V1Deployment => ({

@@ -10,7 +10,7 @@ import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, ty
 import { Registry } from 'prom-client';
 import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
 import { Controller } from '../../src/platform/kubernetes/controller.ts';
-import type { ControllerLogger } from '../../src/platform/kubernetes/reconcilers/context.ts';
+import type { ControllerLogger } from '../../src/platform/kubernetes/reconcilers/reconcile-context.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import type { ControllerSettings } from '../../src/platform/kubernetes/settings.ts';
 import { createMemoryBuildLog } from '../../src/store/memory-log.ts';

@@ -4,7 +4,7 @@
 // it should be sends no apply; a restarted controller re-applies nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
+import type { KubeClient } from '../../src/platform/kubernetes/api-client/kube-client.ts';
 import { eventually } from '../helpers/kube.ts';
 import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { apps, batchApi, core, DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';

@@ -14,7 +14,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
-import { buildApp } from '../../src/http/build-app.ts';
+import { buildApp } from '../../src/app/build-app.ts';
 import { GROUP, VERSION } from '../../src/platform/kubernetes/crd-types.ts';
 import { DEFAULT_BUILDS_PER_NAMESPACE, DEFAULT_SYNC_SHARE, SYNC_WAIT_MAX_MS } from '../../src/platform/kubernetes/settings.ts';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';

@@ -1,9 +1,13 @@
 // Safety rules of the repository sync: an empty checkout never prunes what the repository owns (Stalled
-// instead), suspend stops syncing, and a name another owner already uses is reported, not taken over.
+// instead), suspend stops syncing and leaves Ready as it was (kstatus: Current), and a name another owner
+// already uses is reported, not taken over.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
+import type { RepositoryResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { eventually } from '../helpers/kube.ts';
 import { conditionOf, core, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';
 
@@ -88,15 +92,57 @@ describe('kube controller: sync safety', () => {
     });
   });
 
-  it('does not sync while suspended', async () => {
+  it('while suspended: no sync, Ready keeps its last value at the new generation (kubectl wait returns), a printer column shows it; resuming syncs at once', async () => {
+    const readyOf = (r: RepositoryResource) => r.status?.conditions?.find((c) => c.type === 'Ready');
+    const readyBefore = readyOf(await kit.getRepository('safe'));
+    assert.equal(readyBefore?.status, 'True');
     await patchCustom(kit, 'functionrepositories', 'safe', [{ op: 'add', path: '/spec/suspend', value: true }]);
-    await eventually(async () => assert.equal(conditionOf(await kit.getRepository('safe'))?.reason, 'Suspended'));
-    const before = (await kit.getRepository('safe')).status?.revision;
+    // Setting suspend raises the generation: the status must speak for it, or kstatus and kubectl wait ignore its conditions.
+    const suspended = await eventually(async () => {
+      const r = await kit.getRepository('safe');
+      assert.equal(r.status?.observedGeneration, r.metadata?.generation, JSON.stringify(r.status));
+      return r;
+    });
+    const ready = readyOf(suspended);
+    assert.deepEqual(
+      { status: ready?.status, reason: ready?.reason, message: ready?.message, lastTransitionTime: ready?.lastTransitionTime },
+      { status: readyBefore?.status, reason: readyBefore?.reason, message: readyBefore?.message, lastTransitionTime: readyBefore?.lastTransitionTime },
+      'Ready keeps its last value',
+    );
+    assert.equal(ready?.observedGeneration, suspended.metadata?.generation);
+    assert.equal(conditionOf(suspended, 'Reconciling'), undefined, 'a suspended repository is not in progress (kstatus)');
+    assert.equal(conditionOf(suspended, 'Stalled'), undefined);
+    await kubectl(['wait', '--for=condition=Ready', '--timeout=10s', '-n', kit.ns, 'functionrepository/safe']);
+    const table = (await kubectl(['get', 'functionrepository', 'safe', '-n', kit.ns])).stdout.split('\n');
+    const column = table[0]!.split(/\s{2,}/).indexOf('SUSPENDED');
+    assert.ok(column >= 0, table[0]);
+    assert.equal(table[1]!.split(/\s{2,}/)[column], 'true', table.join('\n'));
+
+    const before = suspended.status?.revision;
     await kit.clone.write(nodeFunction('gamma'));
-    await kit.clone.commitAndPush('while suspended');
+    const pushed = await kit.clone.commitAndPush('while suspended');
     await kit.controller!.requestSync(kit.ns, 'safe');
     await new Promise((r) => setTimeout(r, 1_500));
     assert.equal((await kit.getRepository('safe')).status?.revision, before);
     assert.equal(await kit.getFunction('gamma'), undefined);
+
+    // The interval is a minute: a sync within seconds is the resume's own.
+    await patchCustom(kit, 'functionrepositories', 'safe', [{ op: 'replace', path: '/spec/suspend', value: false }]);
+    await eventually(
+      async () => {
+        const r = await kit.getRepository('safe');
+        assert.equal(r.status?.revision, pushed);
+        assert.equal(conditionOf(r)?.status, 'True');
+        assert.ok(await kit.getFunction('gamma'));
+      },
+      { timeoutMs: 15_000 },
+    );
   });
 });
+
+/** kubectl against the test API server (the kube service's admin kubeconfig). */
+async function kubectl(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
+  const kubeconfig = process.env.SLESS_TEST_KUBECONFIG;
+  if (!kubeconfig) throw new Error('SLESS_TEST_KUBECONFIG is not set: run this suite through `npm test` (it starts the kube service)');
+  return promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 });
+}

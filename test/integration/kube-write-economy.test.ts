@@ -4,7 +4,7 @@
 // a restarted controller writes nothing when nothing changed; deleting a Function drops its metric series.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeClient } from '../../src/platform/kubernetes/runtime/kube-client.ts';
+import { KubeClient } from '../../src/platform/kubernetes/api-client/kube-client.ts';
 import { eventually } from '../helpers/kube.ts';
 import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { core, DIGEST_A, nodeFunction, patchCustom, setupKit, type Kit } from './kube-controller-kit.ts';

@@ -1,8 +1,8 @@
 // The controller's informers: the four sless kinds, and what the controller owns (Jobs, Deployments,
 // Services, CronJobs labelled managed-by=sless; the build pods in the build namespace), each one per watched namespace or one cluster-wide,
-// listed page by page and restarted with backoff on any error (runtime/resilient-informer.ts). What an
+// listed page by page and restarted with backoff on any error (api-client/resilient-informer.ts). What an
 // event means (which keys it enqueues) is the controller's: it passes one handler per kind.
-import type { IndexName } from './runtime/cache-index.ts';
+import type { IndexName } from './api-client/cache-index.ts';
 import {
   AppsV1Api,
   BatchV1Api,
@@ -26,12 +26,12 @@ import {
   type SlessKind,
   type TriggerResource,
 } from './objects/resources.ts';
-import type { ControllerLogger } from './reconcilers/context.ts';
-import { apiMessage, VERSION } from './runtime/kube-client.ts';
-import { InformerGroup } from './runtime/informer-group.ts';
-import { ResilientInformer, type InformerEvent } from './runtime/resilient-informer.ts';
-import { jobForCache, listAllPages, podForCache } from './runtime/slim.ts';
-import type { Timers } from './runtime/timers.ts';
+import type { ControllerLogger } from './reconcilers/reconcile-context.ts';
+import { apiMessage, VERSION } from './api-client/kube-client.ts';
+import { InformerGroup } from './api-client/informer-group.ts';
+import { ResilientInformer, type InformerEvent } from './api-client/resilient-informer.ts';
+import { jobForCache, listAllPages, podForCache } from './api-client/slim.ts';
+import type { Timers } from './api-client/timers.ts';
 
 type AnyResource = KubernetesObject & { spec?: unknown; status?: unknown };
 

@@ -9,7 +9,7 @@ export interface ControllerMetrics {
   readonly syncsUnchanged: Counter;
   readonly builds: Counter<'outcome'>;
   readonly queueDepth: Gauge<'queue'>;
-  /** Runs a queue held back for a group's share of run time (runtime/time-budget.ts), and for how long in all. */
+  /** Runs a queue held back for a group's share of run time (api-client/time-budget.ts), and for how long in all. */
   readonly budgetWaits: Counter<'queue'>;
   readonly budgetWaitSeconds: Counter<'queue'>;
   readonly reconcileDuration: Histogram<'kind' | 'outcome'>;

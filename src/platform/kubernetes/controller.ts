@@ -10,42 +10,33 @@ import { baseImageOf } from '../../build/runtime-catalog.ts';
 import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { BuildLog } from '../../store/types.ts';
-import { KubeCommitStatus } from '../../commit-status/kube-commit-status.ts';
+import { KubeCommitStatus } from './kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createInformers, type ControllerInformers } from './controller-informers.ts';
 import { reportBudgetWait } from './budget-wait-report.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
+import { OwnedApplier } from './objects/owned-applier.ts';
 import { type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
 import { FunctionJobReconciler } from './reconcilers/function-job-reconciler.ts';
 import { FunctionReconciler } from './reconcilers/function-reconciler.ts';
 import { jobState } from './objects/job-state.ts';
-import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/context.ts';
+import { keyOf, repositoryGroup, splitKey, type Caches, type ControllerLogger, type ReconcileContext } from './reconcilers/reconcile-context.ts';
 import { RepositoryReconciler } from './reconcilers/repository-reconciler.ts';
 import { gitTargets } from './reconcilers/repository-sources.ts';
 import { forgetStatus } from './reconcilers/status-writer.ts';
 import { TriggerReconciler } from './reconcilers/trigger-reconciler.ts';
-import { KubeClient, VERSION } from './runtime/kube-client.ts';
+import { KubeClient, VERSION } from './api-client/kube-client.ts';
 import { TenantAccess } from './tenant-access.ts';
-import { select } from './runtime/cache-index.ts';
-import type { InformerEvent } from './runtime/resilient-informer.ts';
-import { reuseConnections } from './runtime/reuse-connections.ts';
-import type { Timers } from './runtime/timers.ts';
-import { TimeBudget } from './runtime/time-budget.ts';
-import { WorkQueue, type WorkQueueOptions } from './runtime/work-queue.ts';
+import { select } from './api-client/cache-index.ts';
+import type { InformerEvent } from './api-client/resilient-informer.ts';
+import { reuseConnections } from './api-client/reuse-connections.ts';
+import type { Timers } from './api-client/timers.ts';
+import { TimeBudget } from './api-client/time-budget.ts';
+import { WorkQueue, type WorkQueueOptions } from './api-client/work-queue.ts';
 import { announcesNewHead } from './reconcilers/sync-hint.ts';
-import {
-  DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
-  DEFAULT_RECONCILE_CONCURRENCY,
-  DEFAULT_SYNC_CONCURRENCY,
-  URGENT_SYNC_SLOTS,
-  DEFAULT_SYNC_SHARE,
-  defaultSyncsPerNamespace,
-  LEGACY_BUILD_S3_SECRET,
-  SYNC_BURST_MS,
-  SYNC_WAIT_MAX_MS,
-  type ControllerSettings,
-} from './settings.ts';
+import { resolveControllerSettings, SYNC_BURST_MS, SYNC_WAIT_MAX_MS, URGENT_SYNC_SLOTS, type ControllerSettings, type ResolvedControllerSettings, type S3Settings } from './settings.ts';
+import { LEGACY_BUILD_S3_SECRET } from '../tenant-rules.ts';
 
 export interface ControllerOptions {
   readonly kubeConfig: KubeConfig;
@@ -94,28 +85,25 @@ export class Controller {
   private readonly pools: Record<'syncs' | 'urgentSyncs' | 'builds' | 'other', PQueue>;
   private readonly ctx: ReconcileContext;
 
+  /** The options' settings with every default filled in (the only place they are). */
+  private readonly settings: ResolvedControllerSettings;
+
   constructor(private readonly opts: ControllerOptions) {
-    const { settings, logger } = opts;
+    const { logger } = opts;
+    const settings = (this.settings = resolveControllerSettings(opts.settings));
     // One dispatcher for all API calls (client-node makes one per call otherwise); idempotent.
     const kubeConfig = reuseConnections(opts.kubeConfig);
     this.kube = new KubeClient(kubeConfig);
     const registry = opts.registry ?? new Registry();
     this.metrics = createControllerMetrics(registry);
     this.series = createMetrics(registry);
-    this.store =
-      opts.store ??
-      new S3ArtifactStore({
-        bucket: settings.s3.bucket,
-        region: settings.s3.region,
-        ...(settings.s3.endpoint ? { endpoint: settings.s3.endpoint } : {}),
-        ...(settings.s3.credentials ? { credentials: settings.s3.credentials } : {}),
-      });
+    this.store = opts.store ?? s3StoreOf(settings.s3);
     const watched = opts.watchNamespace === undefined ? [] : typeof opts.watchNamespace === 'string' ? [opts.watchNamespace] : [...opts.watchNamespace];
     this.informers = createInformers(
       {
         kubeConfig,
         logger,
-        resyncMs: settings.resyncMs ?? 10 * 60_000,
+        resyncMs: settings.resyncMs,
         watched,
         buildNamespace: settings.buildNamespace,
         ...(opts.timers ? { timers: opts.timers } : {}),
@@ -159,6 +147,7 @@ export class Controller {
       tenants: new TenantAccess(kubeConfig, settings),
       baseImageOf: (runtime) => baseImageOf(runtime as Runtime, settings.runtimeImagePrefix),
       now: () => new Date(),
+      owned: new OwnedApplier((obj) => this.kube.apply(obj)),
       statusMemo: new Map(),
       commitStatus: this.commitStatus,
       ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
@@ -167,13 +156,13 @@ export class Controller {
     const functions = (this.functionReconciler = new FunctionReconciler(ctx));
     const triggers = (this.triggerReconciler = new TriggerReconciler(ctx));
     const functionJobs = new FunctionJobReconciler(ctx);
-    const c = settings.concurrency ?? {};
+    const c = settings.concurrency;
     const pools = (this.pools = {
-      syncs: new PQueue({ concurrency: c.syncs ?? DEFAULT_SYNC_CONCURRENCY }),
+      syncs: new PQueue({ concurrency: c.syncs }),
       // Kept for webhook pushes: routine resyncs never hold it, so a push does not wait for one to end.
       urgentSyncs: new PQueue({ concurrency: URGENT_SYNC_SLOTS }),
-      builds: new PQueue({ concurrency: c.builds ?? DEFAULT_FUNCTION_RECONCILE_CONCURRENCY }),
-      other: new PQueue({ concurrency: c.reconciles ?? DEFAULT_RECONCILE_CONCURRENCY }),
+      builds: new PQueue({ concurrency: c.builds }),
+      other: new PQueue({ concurrency: c.reconciles }),
     });
     const queue = (
       kind: SlessKind,
@@ -208,7 +197,7 @@ export class Controller {
         onDepth: (name, depth) => this.metrics.queueDepth.set({ queue: name }, depth),
         onBudgetWait: reportBudgetWait(this.metrics, logger, kind),
       });
-    const syncBudget = () => new TimeBudget({ share: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS });
+    const syncBudget = () => new TimeBudget({ share: settings.limits.syncShare, burstMs: SYNC_BURST_MS, maxWaitMs: SYNC_WAIT_MAX_MS });
     this.queues = {
       // Syncs run long (fetch, uploads): one namespace never holds the whole pool (fair shares, README).
       FunctionRepository: queue(
@@ -217,7 +206,7 @@ export class Controller {
         (k) => this.repositoryReconciler.reconcile(k),
         (k) => `${splitKey(k).namespace}/${splitKey(k).name}`,
         {
-          maxRunningPerNamespace: settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(pools.syncs.concurrency),
+          maxRunningPerNamespace: settings.limits.syncsPerNamespace,
           // A webhook's push goes before routine resyncs; a repository syncing all the time waits its turn.
           urgentOf: (k) => announcesNewHead(caches.repositories.get(splitKey(k).name, splitKey(k).namespace)),
           urgentPool: pools.urgentSyncs,
@@ -355,15 +344,10 @@ export class Controller {
     if (event === 'resync' || !this.synced) return;
     const labels = obj.metadata?.labels ?? {};
     const namespace = obj.metadata?.namespace ?? '';
-    if (labels[LABELS.trigger]) {
-      const key = `${namespace}/${labels[LABELS.trigger]}`;
-      if (event === 'delete') this.triggerReconciler.forgetApplied(key);
-      this.queues.Trigger.add(key);
-    } else if (labels[LABELS.function]) {
-      const key = `${namespace}/${labels[LABELS.function]}`;
-      if (event === 'delete') this.functionReconciler.forgetApplied(key);
-      this.queues.Function.add(key);
-    }
+    // Gone: the next reconcile must not trust what was applied there before.
+    if (event === 'delete') this.ctx.owned.forget(namespace, obj.metadata?.name ?? '');
+    if (labels[LABELS.trigger]) this.queues.Trigger.add(`${namespace}/${labels[LABELS.trigger]}`);
+    else if (labels[LABELS.function]) this.queues.Function.add(`${namespace}/${labels[LABELS.function]}`);
   }
 
   /**
@@ -371,17 +355,27 @@ export class Controller {
    * ours that earlier versions kept in the build namespace.
    */
   private async removeLegacyBuildSecret(): Promise<void> {
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: LEGACY_BUILD_S3_SECRET, namespace: this.opts.settings.buildNamespace } };
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: LEGACY_BUILD_S3_SECRET, namespace: this.settings.buildNamespace } };
     try {
       // Read first: a restarted controller with nothing to remove writes nothing.
       if (await this.kube.readSecret(secret.metadata.namespace, secret.metadata.name)) await this.kube.delete(secret);
     } catch (err) {
       this.opts.logger.warn(
-        `cannot delete the Secret ${this.opts.settings.buildNamespace}/${LEGACY_BUILD_S3_SECRET} earlier versions kept for kaniko (${err instanceof Error ? err.message : String(err)}); delete it by hand, builds no longer use it`,
+        `cannot delete the Secret ${this.settings.buildNamespace}/${LEGACY_BUILD_S3_SECRET} earlier versions kept for kaniko (${err instanceof Error ? err.message : String(err)}); delete it by hand, builds no longer use it`,
         { reason: 'LegacyBuildSecret' },
       );
     }
   }
+}
+
+/** The artifact store of the controller's S3 settings (the one place it is made from them). */
+export function s3StoreOf(s3: S3Settings): ArtifactStore {
+  return new S3ArtifactStore({
+    bucket: s3.bucket,
+    region: s3.region,
+    ...(s3.endpoint ? { endpoint: s3.endpoint } : {}),
+    ...(s3.credentials ? { credentials: s3.credentials } : {}),
+  });
 }
 
 export interface StartedController {

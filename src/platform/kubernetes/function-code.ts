@@ -12,7 +12,7 @@ import { hashFiles } from '../../source/code-hash.ts';
 import { IgnorePatternError } from '../../source/ignore-rules.ts';
 import { readContextCode } from './read-context.ts';
 import { streamUnpacked } from '../read-unpacked.ts';
-import { CRD_DEFAULTS } from './records.ts';
+import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 
 /** The Function spec fields that point to its code. */
 export interface CodeRef {

@@ -9,6 +9,6 @@ export { ANNOTATIONS, API_VERSION, FIELD_MANAGER, FINALIZER, GROUP, LABELS } fro
 export { cronTriggerName, functionJobName, httpTriggerName } from './objects/repository-objects.ts';
 export type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
 export { functionUrl, httpEnabled } from './reconcilers/function-reconciler.ts';
-export type { Caches, ControllerLogger } from './reconcilers/context.ts';
-export { KubeClient } from './runtime/kube-client.ts';
+export type { Caches, ControllerLogger } from './reconcilers/reconcile-context.ts';
+export { KubeClient } from './api-client/kube-client.ts';
 export type { ControllerSettings, S3Settings } from './settings.ts';

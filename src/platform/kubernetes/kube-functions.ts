@@ -9,7 +9,8 @@ import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
 import { API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionResource, TriggerResource } from './objects/resources.ts';
-import { CRD_DEFAULTS, functionRecord, httpEnabledFrom } from './records.ts';
+import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { functionRecord, httpEnabledFrom } from './records.ts';
 import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
 
 export interface KubeFunctionsDeps {

@@ -8,7 +8,8 @@ import { ANNOTATIONS, API_VERSION, GIT_CREDENTIALS_SECRET_TYPE } from './objects
 import type { RepositoryResource } from './objects/resources.ts';
 import type { ServingCache } from './serving-cache.ts';
 import { WebhookSecrets, type WebhookSecretsOptions } from './webhook-secrets.ts';
-import { CRD_DEFAULTS, repositoryRecord } from './records.ts';
+import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { repositoryRecord } from './records.ts';
 import { API_LABELS, mergePatch, namespaceMissing, ownedBy, type SlessObjects } from './sless-objects.ts';
 
 /** The Secret that holds a repository's git credentials and webhook secret. */

@@ -39,7 +39,8 @@ import { KubeRepositories } from './kube-repositories.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
-import { TenantAccess, TenantRefusal, type TenantSettings } from './tenant-access.ts';
+import { TenantAccess, type TenantSettings } from './tenant-access.ts';
+import { StalledError } from './stalled-error.ts';
 import { DEFAULT_FUNCTIONS_PER_NAMESPACE, type ControllerSettings } from './settings.ts';
 import { API_LABELS, SlessObjects } from './sless-objects.ts';
 
@@ -155,12 +156,12 @@ export class KubernetesPlatform implements Platform {
     return this.refused(() => this.tenants.admitWorkload(namespace, envFromSecrets), `namespace ${namespace}`);
   }
 
-  /** TenantRefusal → PlatformError invalid (400); an API failure → its PlatformError. */
+  /** A refusal (StalledError) → PlatformError invalid (400); an API failure → its PlatformError. */
   private async refused(step: () => Promise<void>, what: string): Promise<void> {
     try {
       await step();
     } catch (err) {
-      if (err instanceof TenantRefusal) throw new PlatformError('invalid', err.message, { cause: err });
+      if (err instanceof StalledError) throw new PlatformError('invalid', err.message, { cause: err });
       throw toPlatformError(err, what);
     }
   }

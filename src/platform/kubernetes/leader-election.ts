@@ -12,7 +12,7 @@
 // stepping down closes it and aborts the writes in flight. So the old leader has stopped writing before
 // the new one may take the Lease (leaseDuration after it saw that renewal).
 import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { realTimers, type Timers } from './runtime/timers.ts';
+import { realTimers, type Timers } from './api-client/timers.ts';
 import { WriteGate } from './write-gate.ts';
 
 export interface LeaderElectionLogger {

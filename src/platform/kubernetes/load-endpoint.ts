@@ -5,7 +5,7 @@ import type { Endpoint } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { serviceBaseUrl } from './objects/function-workload.ts';
 import type { FunctionResource } from './objects/resources.ts';
-import { CRD_DEFAULTS } from './records.ts';
+import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 import type { SlessObjects } from './sless-objects.ts';
 
 export interface LoadEndpointDeps {

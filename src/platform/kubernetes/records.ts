@@ -1,7 +1,8 @@
 // Between the sless objects in the API server and the platform's records (pure). Who manages an object
 // is read from the `sless.kube5s.ru/repository` label that every FunctionRepository puts on what it
 // generates; objects without it were made through /v1.
-import { FUNCTION_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import { compactScale } from '../../scale/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
@@ -9,16 +10,6 @@ import type { FunctionRecord, JobRecord, ManagedBy, Replicas, RepositoryRecord, 
 import { LABELS } from './objects/meta.ts';
 import type { Condition, FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './objects/resources.ts';
 import { envValueProblem } from '../../manifest/value-rules.ts';
-
-/** What the CRDs default when a field is absent (crds/*.yaml). */
-export const CRD_DEFAULTS = {
-  entrypoint: FUNCTION_DEFAULTS.entrypoint,
-  memoryMB: FUNCTION_DEFAULTS.memoryMb,
-  timeoutSec: FUNCTION_DEFAULTS.timeoutSec,
-  branch: REPOSITORY_DEFAULTS.branch,
-  path: REPOSITORY_DEFAULTS.path,
-  interval: REPOSITORY_DEFAULTS.interval,
-} as const;
 
 interface Labelled {
   metadata?: { labels?: Record<string, string> };

@@ -9,9 +9,9 @@ import { AppsV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject
 import { VERSION } from './crd-types.ts';
 import { GROUP, LABELS } from './objects/meta.ts';
 import { KINDS, type FunctionResource, type RepositoryResource } from './objects/resources.ts';
-import { ResilientInformer } from './runtime/resilient-informer.ts';
-import { listAllPages } from './runtime/slim.ts';
-import type { Timers } from './runtime/timers.ts';
+import { ResilientInformer } from './api-client/resilient-informer.ts';
+import { listAllPages } from './api-client/slim.ts';
+import type { Timers } from './api-client/timers.ts';
 
 export interface ServingCacheOptions {
   readonly kubeConfig: KubeConfig;

@@ -1,6 +1,9 @@
 // What the controller needs to know about its surroundings. Parsed once by src/config (the only reader
 // of process.env) and handed in as one frozen object; nothing under src/platform/kubernetes reads env.
+// The controller fills in every default once (resolveControllerSettings) before anything reads them.
+import { DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE } from '../tenant-rules.ts';
 import type { TreeLimits } from '../../source/tree-limits.ts';
+import { SCALE_LIMITS } from '../../scale/scale-spec.ts';
 
 export interface S3Settings {
   /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */
@@ -63,6 +66,48 @@ export interface ControllerSettings {
 }
 
 /**
+ * ControllerSettings with every default filled in, once, where the controller starts
+ * (resolveControllerSettings): the reconcilers read it with no fallbacks of their own.
+ */
+export interface ResolvedControllerSettings extends ControllerSettings {
+  readonly systemNamespace: string;
+  readonly registrySecretName: string;
+  readonly imagePullSecrets: readonly string[];
+  readonly git: GitSettings & { readonly maxFunctions: number; readonly minIntervalMs: number };
+  readonly limits: Required<TenantLimits>;
+  readonly concurrency: { readonly syncs: number; readonly builds: number; readonly reconciles: number; readonly uploads: number };
+  readonly resyncMs: number;
+}
+
+/** Every default of `settings` filled in (one place for them all). */
+export function resolveControllerSettings(settings: ControllerSettings): ResolvedControllerSettings {
+  const syncs = settings.concurrency?.syncs ?? DEFAULT_SYNC_CONCURRENCY;
+  return Object.freeze({
+    ...settings,
+    systemNamespace: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+    registrySecretName: settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET,
+    imagePullSecrets: settings.imagePullSecrets ?? [],
+    git: { ...settings.git, maxFunctions: settings.git?.maxFunctions ?? DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY, minIntervalMs: settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS },
+    limits: {
+      functionsPerNamespace: settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE,
+      syncsPerNamespace: settings.limits?.syncsPerNamespace ?? defaultSyncsPerNamespace(syncs),
+      buildsPerNamespace: settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE,
+      syncShare: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE,
+      schedulesPerNamespace: settings.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE,
+      jobsPerNamespace: settings.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE,
+      maxReplicas: settings.limits?.maxReplicas ?? SCALE_LIMITS.defaultCap,
+    },
+    concurrency: {
+      syncs,
+      builds: settings.concurrency?.builds ?? DEFAULT_FUNCTION_RECONCILE_CONCURRENCY,
+      reconciles: settings.concurrency?.reconciles ?? DEFAULT_RECONCILE_CONCURRENCY,
+      uploads: settings.concurrency?.uploads ?? DEFAULT_APPLY_CONCURRENCY,
+    },
+    resyncMs: settings.resyncMs ?? DEFAULT_RESYNC_MS,
+  });
+}
+
+/**
  * Limits of repository syncs. Targets: public addresses only (loopback, link-local, private and
  * shared ranges refused after DNS resolution and on every redirect), plus `allowedHosts`.
  */
@@ -115,7 +160,7 @@ export const DEFAULT_SYNC_CONCURRENCY = 8;
  */
 export const URGENT_SYNC_SLOTS = 1;
 /**
- * While a push's sync runs, routine syncs wait at their phase boundaries (runtime/urgent-gate.ts): one
+ * While a push's sync runs, routine syncs wait at their phase boundaries (api-client/urgent-gate.ts): one
  * routine sync at most URGENT_GATE_MAX_WAIT_MS over all its boundaries (a push's sync is ~60 ms alone, a
  * large one seconds: past this the resync goes on beside it), and none once pushes' syncs have run back to
  * back for URGENT_GATE_MAX_HOLD_MS without a URGENT_GATE_QUIET_MS pause (a tenant pushing all the time).
@@ -140,7 +185,7 @@ export function defaultSyncsPerNamespace(syncs: number): number {
 
 /**
  * One repository's syncs keep the controller busy at most this share of the time on average
- * (runtime/time-budget.ts, per repository): a sync that ran d ms is paid back over d / share ms before
+ * (api-client/time-budget.ts, per repository): a sync that ran d ms is paid back over d / share ms before
  * the repository's next sync starts, with SYNC_BURST_MS banked by a quiet repository (it never waits)
  * and SYNC_WAIT_MAX_MS the longest wait. A repository pushed every second then syncs about once per
  * 10 x its sync time, its pushes folded into that sync, and leaves the CPU it shares (2 cores: the
@@ -153,6 +198,8 @@ export const DEFAULT_SYNC_SHARE = 0.1;
 export const SYNC_BURST_MS = 3_000;
 export const SYNC_WAIT_MAX_MS = 30_000;
 
+/** Informer resync period: every object is reconciled again at least this often. */
+export const DEFAULT_RESYNC_MS = 10 * 60_000;
 export const DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY = 500;
 export const DEFAULT_MIN_INTERVAL_MS = 10_000;
 export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
@@ -160,10 +207,5 @@ export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
 export const DEFAULT_SCHEDULES_PER_NAMESPACE = 2000;
 export const DEFAULT_JOBS_PER_NAMESPACE = 2000;
 
-/** Names of objects the controller maintains in the build namespace. */
-/** What versions before presigned build contexts kept in the build namespace (the controller deletes it). */
-export const LEGACY_BUILD_S3_SECRET = 'sless-build-s3';
-export const DEFAULT_REGISTRY_SECRET = 'sless-registry';
-export const DEFAULT_BUILD_NAMESPACE = 'sless-builds';
 /** A namespace's builds running at once: more wait (Building, `BuildQueued`) until one of its builds ends. */
 export const DEFAULT_BUILDS_PER_NAMESPACE = 10;

@@ -6,7 +6,7 @@ import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { API_VERSION, GROUP, LABELS } from './objects/meta.ts';
 import { KINDS, type FunctionJobResource, type FunctionResource, type RepositoryResource, type SlessKind, type TriggerResource } from './objects/resources.ts';
 import { repositoryOf } from './records.ts';
-import { VERSION } from './runtime/kube-client.ts';
+import { VERSION } from './api-client/kube-client.ts';
 
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Labels every object made through /v1 carries. */

@@ -5,9 +5,10 @@
 // Platform namespaces (its own, the builds', kube-system, kube-public, kube-node-lease) are refused before anything is written, and a
 // function's env_from_secrets are checked here against tenant-rules.ts.
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
-import { DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
-import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, type ControllerSettings } from './settings.ts';
-import { apiMessage, isStatus } from './runtime/kube-client.ts';
+import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
+import type { ControllerSettings } from './settings.ts';
+import { apiMessage, isStatus } from './api-client/kube-client.ts';
+import { StalledError } from './stalled-error.ts';
 
 /** The ClusterRole bound in every tenant namespace, and the name of that RoleBinding (deploy/base/rbac.yaml). */
 export const TENANT_ROLE = 'sless-tenant';
@@ -15,15 +16,14 @@ export const TENANT_ROLE = 'sless-tenant';
 /** How long an ensured namespace is trusted before its RoleBinding is checked again (a recreated namespace loses it). */
 const ENSURED_TTL_MS = 5 * 60_000;
 
+/** Why the platform refuses a namespace or Secret (a StalledError's reason; /v1 answers it with 400). */
+export type TenantRefusalReason = 'ReservedNamespace' | 'SecretNotAllowed' | 'SecretNotFound';
+
 /** A namespace or Secret the platform refuses: the reconcilers turn it into Stalled/Failed, /v1 into 400/403. */
-export class TenantRefusal extends Error {
-  constructor(
-    readonly reason: 'ReservedNamespace' | 'SecretNotAllowed' | 'SecretNotFound',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'TenantRefusal';
-  }
+export type TenantRefusal = StalledError & { readonly reason: TenantRefusalReason };
+
+function refusal(reason: TenantRefusalReason, message: string): TenantRefusal {
+  return new StalledError(reason, message) as TenantRefusal;
 }
 
 export type TenantSettings = Partial<Pick<ControllerSettings, 'buildNamespace' | 'systemNamespace' | 'tenantBinding' | 'registrySecretName' | 'imagePullSecrets'>>;
@@ -46,7 +46,7 @@ export class TenantAccess {
     this.platformNamespaces = { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace ?? DEFAULT_BUILD_NAMESPACE };
   }
 
-  /** Throws TenantRefusal for a platform namespace; otherwise makes sure the controller may write there. */
+  /** Throws a TenantRefusal (StalledError) for a platform namespace; otherwise makes sure the controller may write there. */
   async ensure(namespace: string): Promise<void> {
     this.refuseReserved(namespace);
     const binding = this.settings.tenantBinding;
@@ -90,18 +90,18 @@ export class TenantAccess {
     }
   }
 
-  /** Throws TenantRefusal for a platform namespace (pure: nothing is asked of the API server). */
+  /** Throws a TenantRefusal (StalledError) for a platform namespace (pure: nothing is asked of the API server). */
   refuseReserved(namespace: string): void {
     const reserved = reservedNamespaceProblem(namespace, this.platformNamespaces);
-    if (reserved) throw new TenantRefusal('ReservedNamespace', reserved);
+    if (reserved) throw refusal('ReservedNamespace', reserved);
   }
 
-  /** Throws TenantRefusal when one of `names` is not a Secret a function of `namespace` may read. */
+  /** Throws a TenantRefusal (StalledError) when one of `names` is not a Secret a function of `namespace` may read. */
   async checkEnvSecrets(namespace: string, names: readonly string[]): Promise<void> {
     const platformNames = [this.settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET, ...(this.settings.imagePullSecrets ?? [])];
     for (const name of names) {
       const problem = envSecretProblem(namespace, name, await this.secretFacts(namespace, name), platformNames);
-      if (problem) throw new TenantRefusal(problem.reason, problem.message);
+      if (problem) throw refusal(problem.reason, problem.message);
     }
   }
 
@@ -117,7 +117,7 @@ export class TenantAccess {
       await this.admitWorkload(namespace, envFromSecrets);
       return undefined;
     } catch (err) {
-      if (err instanceof TenantRefusal) return err;
+      if (err instanceof StalledError) return err as TenantRefusal;
       throw err;
     }
   }

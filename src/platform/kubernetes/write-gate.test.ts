@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeTimers } from './runtime/fake-timers.ts';
+import { FakeTimers } from './api-client/fake-timers.ts';
 import { WriteGate, WriteRefusedError } from './write-gate.ts';
 
 describe('the write gate', () => {

@@ -6,7 +6,7 @@
 // leader took over. Reads pass: they change nothing. The gate sits in the KubeConfig's authentication
 // hook, which every API client made from it calls per request (gatedKubeConfig).
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Timers } from './runtime/timers.ts';
+import type { Timers } from './api-client/timers.ts';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

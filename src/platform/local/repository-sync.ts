@@ -93,6 +93,9 @@ export class RepositorySync {
       if (running) o.table.patch(ns, e.name, { message: `function.yaml broken, serving the last good version: ${why}` });
     }
     for (const [name, why] of Object.entries(plan.reasons)) o.logger.info(`${name} changed: ${why.join(', ')}`);
+    if (news && plan.emptySource) {
+      o.logger.error(`rev ${shortRev(snapshot.revision)} has no function folders: nothing was removed (the functions keep running); push the folders back or fix --path`);
+    }
 
     // Every healthy function is reconciled, not only the changed ones: deploy() is a no-op for a
     // function already running its version, and this also restarts what a crash of sless dev lost.

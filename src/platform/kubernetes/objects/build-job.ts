@@ -15,7 +15,7 @@ import type { V1Container, V1Job, V1PodSpec, V1SecurityContext, V1Volume } from 
 import type { BuildKind } from '../../../build/build-kind.ts';
 import { buildToolsImageOf } from '../../../build/runtime-catalog.ts';
 import type { ControllerSettings } from '../settings.ts';
-import { DEFAULT_REGISTRY_SECRET } from '../settings.ts';
+import { DEFAULT_REGISTRY_SECRET } from '../../tenant-rules.ts';
 import { imageRepository, imageTag } from './build-key.ts';
 import { ANNOTATIONS, LABELS, dnsLabel, functionLabels, shortHash } from './meta.ts';
 

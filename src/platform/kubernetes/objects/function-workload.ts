@@ -2,6 +2,7 @@
 // reuse (same image, same env; job mode adds SLESS_MODE=job and SLESS_EVENT).
 import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/client-node';
 import type { ControllerSettings } from '../settings.ts';
+import { CRD_SPEC_DEFAULTS } from './crd-defaults.ts';
 import { envOf } from '../records.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
@@ -9,7 +10,7 @@ import { compactScale, resolveScale } from '../../../scale/scale-spec.ts';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
-const DEFAULTS = { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 } as const;
+const DEFAULTS = CRD_SPEC_DEFAULTS.Function;
 /** How long a terminating function pod keeps serving before SIGTERM (see functionDeployment). */
 const PRE_STOP_SLEEP_SECONDS = 5;
 /** A function process has 60 s to answer /health once (then the kubelet restarts it), probed every second. */

@@ -1,5 +1,5 @@
 // What a Job's conditions say, as kubectl reads them: one rule for the reconcilers and the cache's index of
-// running builds (runtime/cache-index.ts).
+// running builds (api-client/cache-index.ts).
 export type JobState = 'running' | 'succeeded' | 'failed';
 
 /** What jobState reads of a Job (a V1Job from a list, or the plain JSON of a watch event). */

@@ -2,15 +2,10 @@
 import { ANNOTATION_REQUESTED_AT, API_VERSION, GROUP, LABEL_REPOSITORY } from '../crd-types.ts';
 
 export { API_VERSION, GROUP };
+/** Defined with the tenant rules (its one home), which must not import this adapter. */
+export { GIT_CREDENTIALS_SECRET_TYPE } from '../../tenant-rules.ts';
 export const FIELD_MANAGER = 'sless';
 export const FINALIZER = `${GROUP}/cleanup`;
-/**
- * The type a Secret must have for a FunctionRepository's spec.secretRef to use it (issue 11 item 3):
- * the controller sends its values as Basic auth to the URL the repository names, so a Secret made for
- * something else (database credentials) must never qualify. A type cannot be changed on an existing
- * Secret, so only whoever creates the Secret decides it is one for sless.
- */
-export const GIT_CREDENTIALS_SECRET_TYPE = `${GROUP}/git-credentials`;
 
 export const LABELS = {
   repository: LABEL_REPOSITORY,

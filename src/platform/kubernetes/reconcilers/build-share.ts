@@ -6,8 +6,8 @@
 // lags behind our own creates, and Function reconciles running side by side (SLESS_BUILD_CONCURRENCY)
 // would otherwise all take the last slot (12 Jobs at once for a share of 3: kube-build-share.test.ts).
 import type { V1Job } from '@kubernetes/client-node';
-import { select } from '../runtime/cache-index.ts';
-import type { Cache } from './context.ts';
+import { select } from '../api-client/cache-index.ts';
+import type { Cache } from './reconcile-context.ts';
 
 /**
  * How often a build waiting for its namespace's share looks again on its own. A build that ends wakes the

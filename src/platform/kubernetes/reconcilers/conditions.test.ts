@@ -30,6 +30,16 @@ describe('summarize', () => {
     const flipped = summarize(first.conditions, { kind: 'failed', reason: 'C', message: 'c' }, 2, T1);
     assert.equal(flipped.conditions[0]?.lastTransitionTime, T1);
   });
+  it('while suspended keeps Ready as it was (status, reason, message, transition time) at the new generation, and drops Reconciling and Stalled', () => {
+    const stalled = summarize(undefined, { kind: 'stalled', reason: 'EmptySource', message: 'e' }, 4, T0);
+    const s = summarize(stalled.conditions, { kind: 'suspended', reason: 'Suspended', message: 'not syncing' }, 5, T1);
+    assert.deepEqual(s, {
+      observedGeneration: 5,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'EmptySource', message: 'e', lastTransitionTime: T0, observedGeneration: 5 }],
+    });
+    // Never reconciled: nothing to keep, and nothing in progress either.
+    assert.deepEqual(summarize(undefined, { kind: 'suspended', reason: 'Suspended', message: 'x' }, 1, T0), { observedGeneration: 1, conditions: [] });
+  });
   it('recognises a status that already says the same, to skip a write', () => {
     const a = summarize(undefined, { kind: 'ready', reason: 'A', message: 'a' }, 1, T0).conditions;
     assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'A', message: 'a' }, 1, T1).conditions), true);

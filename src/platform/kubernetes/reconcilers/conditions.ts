@@ -8,12 +8,17 @@ import type { Condition } from '../objects/resources.ts';
  * - `failed`: a retryable failure; Ready=False and Reconciling=True (kstatus reads Ready=False alone as
  *   Current, i.e. done), the queue retries with backoff.
  * - `stalled`: cannot progress until someone changes something; Ready=False and Stalled=True.
+ * - `suspended`: spec.suspend; nothing is reconciled, so nothing new is said (as Flux does): Ready keeps its
+ *   last status, reason and message, and no Reconciling or Stalled is left, so kstatus reads the object as
+ *   Current. The conditions still take the new observedGeneration: setting suspend raised the generation,
+ *   and kstatus and `kubectl wait` ignore conditions of an older one.
  */
 export type Outcome =
   | { readonly kind: 'ready'; readonly reason: string; readonly message: string }
   | { readonly kind: 'progressing'; readonly reason: string; readonly message: string }
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'stalled'; readonly reason: string; readonly message: string };
+  | { readonly kind: 'stalled'; readonly reason: string; readonly message: string }
+  | { readonly kind: 'suspended'; readonly reason: string; readonly message: string };
 
 function condition(
   previous: readonly Condition[] | undefined,
@@ -42,6 +47,11 @@ export function summarize(
   generation: number | undefined,
   now: string = new Date().toISOString(),
 ): { conditions: Condition[]; observedGeneration?: number } {
+  if (outcome.kind === 'suspended') {
+    const ready = previous?.find((c) => c.type === 'Ready');
+    const kept = ready ? [{ ...ready, ...(generation !== undefined ? { observedGeneration: generation } : {}) }] : [];
+    return { conditions: kept, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+  }
   const readyStatus = outcome.kind === 'ready' ? 'True' : outcome.kind === 'progressing' ? 'Unknown' : 'False';
   const conditions = [condition(previous, 'Ready', readyStatus, outcome.reason, outcome.message, generation, now)];
   if (outcome.kind === 'progressing' || outcome.kind === 'failed') {

@@ -9,10 +9,9 @@ import type { BuildRecord } from '../../../store/types.ts';
 import { BUILD_CONTAINERS, buildContextUrlTtlSec, buildDestination, buildJob, buildJobName } from '../objects/build-job.ts';
 import { ANNOTATIONS } from '../objects/meta.ts';
 import type { FunctionResource } from '../objects/resources.ts';
-import { DEFAULT_BUILDS_PER_NAMESPACE } from '../settings.ts';
 import { BUILD_QUEUED_RECHECK_MS, BuildReservations, BuildWaiters, buildsInCache } from './build-share.ts';
 import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-failure.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import type { StepResult } from './function-step.ts';
 import { jobState } from '../objects/job-state.ts';
 import { failedContainer, jobFailureReason, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
@@ -92,7 +91,7 @@ export class FunctionBuilds {
     const fnKey = `${namespace}/${name}`;
     if (job) this.waiters.done(namespace, fnKey);
     else {
-      const cap = ctx.settings.limits?.buildsPerNamespace ?? DEFAULT_BUILDS_PER_NAMESPACE;
+      const cap = ctx.settings.limits.buildsPerNamespace;
       const share = this.reservations.take(buildsInCache(ctx.caches.jobs, buildNs, namespace), namespace, jobName, cap, Date.now());
       if (!share.start) {
         this.waiters.wait(namespace, fnKey);

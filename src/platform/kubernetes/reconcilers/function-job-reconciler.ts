@@ -2,41 +2,41 @@
 // named by the runID. Status follows the Job's conditions; the message is the pod's output, capped.
 import type { V1Job } from '@kubernetes/client-node';
 import { functionJobRun, runJobName } from '../objects/job-workloads.ts';
-import type { FunctionJobResource } from '../objects/resources.ts';
-import type { Outcome } from './conditions.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import type { FunctionJobResource, FunctionJobStatus } from '../objects/resources.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
+import { record, type ReconcileContext } from './reconcile-context.ts';
 import { jobState } from '../objects/job-state.ts';
 import { jobFailureReason, latestJobPod, podOutput } from './job-status.ts';
-import { writeStatus } from './status-writer.ts';
+import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
 
 const OUTPUT_BYTES = 8192;
 
 /** Status fields to merge; null clears one (a rerun clears the previous run's completionTime). */
-type Result = { outcome: Outcome; fields: Record<string, unknown> };
+type Result = Reconciled<FunctionJobStatus>;
 
-export class FunctionJobReconciler {
+export class FunctionJobReconciler implements Reconciler<FunctionJobResource, FunctionJobStatus> {
+  readonly kind = 'FunctionJob';
+
   constructor(private readonly ctx: ReconcileContext) {}
 
-  async reconcile(key: string): Promise<void> {
-    const { namespace, name } = splitKey(key);
-    const fj = this.ctx.caches.functionJobs.get(name, namespace);
-    if (!fj || fj.metadata?.deletionTimestamp || !fj.spec) return;
-    let result: Result;
-    try {
-      result = await this.steps(fj);
-    } catch (err) {
-      await writeStatus(this.ctx, 'FunctionJob', fj, { kind: 'failed', reason: 'RunError', message: err instanceof Error ? err.message : String(err) }, {});
-      throw err;
-    }
-    await writeStatus(this.ctx, 'FunctionJob', fj, result.outcome, result.fields);
+  reconcile(key: string): Promise<HandlerResult | void> {
+    return reconcileObject(this.ctx, this, key);
   }
 
-  private async steps(fj: FunctionJobResource): Promise<Result> {
+  get(namespace: string, name: string): FunctionJobResource | undefined {
+    return this.ctx.caches.functionJobs.get(name, namespace);
+  }
+
+  retryReason(): string {
+    return 'RunError';
+  }
+
+  async steps(fj: FunctionJobResource): Promise<Result> {
     const ctx = this.ctx;
     const namespace = fj.metadata?.namespace ?? '';
     const runID = fj.spec?.runID ?? 0;
     if (runID <= 0) {
-      return { outcome: { kind: 'ready', reason: 'Skipped', message: 'runID is 0: nothing to run' }, fields: { phase: 'Skipped', runID } };
+      return { outcome: { kind: 'ready', reason: 'Skipped', message: 'runID is 0: nothing to run' }, status: { phase: 'Skipped', runID } };
     }
     const jobName = runJobName(fj);
     const status = fj.status;
@@ -46,18 +46,18 @@ export class FunctionJobReconciler {
     if (!job) {
       if (finishedBefore) {
         // The Job expired (ttlSecondsAfterFinished); its result stays in status.
-        return { outcome: { kind: status.phase === 'Succeeded' ? 'ready' : 'stalled', reason: status.phase ?? 'Finished', message: 'run finished' }, fields: {} };
+        return { outcome: { kind: status.phase === 'Succeeded' ? 'ready' : 'stalled', reason: status.phase ?? 'Finished', message: 'run finished' }, status: {} };
       }
       const fnName = fj.spec?.functionRef ?? '';
       const fn = ctx.caches.functions.get(fnName, namespace);
       if (!fn) {
-        return { outcome: { kind: 'stalled', reason: 'FunctionNotFound', message: `Function ${namespace}/${fnName} does not exist` }, fields: { phase: 'Pending', runID } };
+        return { outcome: { kind: 'stalled', reason: 'FunctionNotFound', message: `Function ${namespace}/${fnName} does not exist` }, status: { phase: 'Pending', runID } };
       }
       if (!fn.status?.imageRef) {
-        return { outcome: { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${fnName} has no image yet` }, fields: { phase: 'Pending', runID } };
+        return { outcome: { kind: 'progressing', reason: 'WaitingForImage', message: `Function ${fnName} has no image yet` }, status: { phase: 'Pending', runID } };
       }
       const refusal = await ctx.tenants.refusalOf(namespace, fn.spec?.envFromSecrets ?? []);
-      if (refusal) return { outcome: { kind: 'stalled', reason: refusal.reason, message: refusal.message }, fields: { phase: 'Failed', runID, message: refusal.message } };
+      if (refusal) return { outcome: { kind: 'stalled', reason: refusal.reason, message: refusal.message }, status: { phase: 'Failed', runID, message: refusal.message } };
       if ((await ctx.kube.createIfAbsent(functionJobRun(ctx.settings, fn, fj, fn.status.imageRef))) === 'created') {
         record(ctx, fj, 'Normal', 'RunStarted', `run ${runID} started as Job ${jobName}`);
       }
@@ -73,18 +73,18 @@ export class FunctionJobReconciler {
     const fields = { jobName, runID, startTime, completionTime, message: output };
     if (state === 'succeeded') {
       if (status?.phase !== 'Succeeded' || status.runID !== runID) record(ctx, fj, 'Normal', 'RunSucceeded', `run ${runID} succeeded`);
-      return { outcome: { kind: 'ready', reason: 'Succeeded', message: `run ${runID} succeeded` }, fields: { ...fields, phase: 'Succeeded' } };
+      return { outcome: { kind: 'ready', reason: 'Succeeded', message: `run ${runID} succeeded` }, status: { ...fields, phase: 'Succeeded' } };
     }
     const why = `run ${runID} failed: ${jobFailureReason(job)}`;
     if (status?.phase !== 'Failed' || status.runID !== runID) record(ctx, fj, 'Warning', 'RunFailed', why);
-    return { outcome: { kind: 'stalled', reason: 'RunFailed', message: why }, fields: { ...fields, phase: 'Failed' } };
+    return { outcome: { kind: 'stalled', reason: 'RunFailed', message: why }, status: { ...fields, phase: 'Failed' } };
   }
 }
 
 function running(jobName: string, runID: number, startTime: string | undefined): Result {
   return {
     outcome: { kind: 'progressing', reason: 'Running', message: `run ${runID} is running as Job ${jobName}` },
-    fields: { phase: 'Running', jobName, runID, ...(startTime ? { startTime } : {}), completionTime: null, message: '' },
+    status: { phase: 'Running', jobName, runID, ...(startTime ? { startTime } : {}), completionTime: null, message: '' },
   };
 }
 

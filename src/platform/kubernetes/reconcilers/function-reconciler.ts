@@ -5,17 +5,16 @@
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
-import { stamped, upToDate } from '../objects/drift.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
-import type { FunctionResource } from '../objects/resources.ts';
+import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
-import { select } from '../runtime/cache-index.ts';
-import type { HandlerResult } from '../runtime/work-queue.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import { select } from '../api-client/cache-index.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
+import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { FunctionBuilds } from './function-build.ts';
 import type { StepResult } from './function-step.ts';
 import { rolloutOf } from './rollout.ts';
-import { writeStatus } from './status-writer.ts';
+import { reconcileObject, type Reconciler } from './reconcile-object.ts';
 
 /**
  * How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched).
@@ -50,16 +49,9 @@ export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn:
   return buildKey({ codeHash, runtime: spec.runtime, baseImage: ctx.baseImageOf(spec.runtime) });
 }
 
-export class FunctionReconciler {
+export class FunctionReconciler implements Reconciler<FunctionResource, FunctionStatus> {
+  readonly kind = 'Function';
   private readonly builds: FunctionBuilds;
-
-  /**
-   * What this process applied per function and which resourceVersion the cache showed then: until the
-   * cache moves past that version it lags behind our own apply, and applying again would be a wasted request.
-   */
-  private readonly applied = new Map<string, { hash: string; before: string | undefined }>();
-  /** The same for the Service. */
-  private readonly appliedServices = new Map<string, { hash: string; before: string | undefined }>();
 
   /** When this process first saw the rollout of each applied form (hash) unfinished; gone once it is available. */
   private readonly rollingOutSince = new Map<string, { hash: string; since: number }>();
@@ -76,44 +68,32 @@ export class FunctionReconciler {
     return this.builds.slotFreed(namespace);
   }
 
-  /** Its Deployment or Service went away: the next reconcile must not trust what it applied before. */
-  forgetApplied(key: string): void {
-    this.applied.delete(key);
-    this.appliedServices.delete(key);
+  reconcile(key: string): Promise<HandlerResult | void> {
+    return reconcileObject(this.ctx, this, key);
   }
 
-  async reconcile(key: string): Promise<HandlerResult | void> {
-    const ctx = this.ctx;
+  get(namespace: string, name: string): FunctionResource | undefined {
+    return this.ctx.caches.functions.get(name, namespace);
+  }
+
+  gone(key: string): void {
     const { namespace, name } = splitKey(key);
-    const fn = ctx.caches.functions.get(name, namespace);
-    if (!fn) {
-      this.applied.delete(key);
-      this.appliedServices.delete(key);
-      this.rollingOutSince.delete(key);
-      this.builds.forget(key);
-      this.built.delete(key);
-      return;
-    }
-    if (fn.metadata?.deletionTimestamp) return this.finalize(fn);
-    if (!fn.metadata?.finalizers?.includes(FINALIZER)) {
-      await ctx.kube.mergePatch(fn, { metadata: { finalizers: [...(fn.metadata?.finalizers ?? []), FINALIZER] } });
-    }
-
-    let result: StepResult | undefined;
-    let failure: unknown;
-    try {
-      result = await this.steps(fn, key);
-    } catch (err) {
-      failure = err;
-      result = { outcome: { kind: 'failed', reason: 'ReconcileError', message: err instanceof Error ? err.message : String(err) }, status: {} };
-    } finally {
-      if (result && !result.hold) await writeStatus(ctx, 'Function', fn, result.outcome, result.status);
-    }
-    if (failure) throw failure;
-    return result?.requeueAfterMs ? { requeueAfterMs: result.requeueAfterMs } : undefined;
+    // Its Deployment and Service share its name.
+    this.ctx.owned.forget(namespace, name);
+    this.rollingOutSince.delete(key);
+    this.builds.forget(key);
+    this.built.delete(key);
   }
 
-  private async steps(fn: FunctionResource, key: string): Promise<StepResult> {
+  wantsFinalizer(): boolean {
+    return true;
+  }
+
+  retryReason(): string {
+    return 'ReconcileError';
+  }
+
+  async steps(fn: FunctionResource, key: string): Promise<StepResult> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const spec = fn.spec;
@@ -159,7 +139,7 @@ export class FunctionReconciler {
         // The Service first: kube-proxy programs a new Service a moment (seconds, under load) after it is
         // made, and a call to its address before that is sent wherever the node routes it (a gateway answered
         // one on the real test node: an empty 404). Made while the build runs, it is routable when Ready.
-        if (!imageRef) await this.applyService(fn, key);
+        if (!imageRef) await this.applyService(fn);
         const build = await this.builds.build(fn, bk, ctx.settings.s3.bucket, spec.s3Key, functionUrl(ctx, fn.metadata?.namespace ?? '', fn.metadata?.name ?? ''));
         if (build.kind !== 'built') return build.result;
         imageRef = build.imageRef;
@@ -247,47 +227,32 @@ export class FunctionReconciler {
   private async deploy(fn: FunctionResource, key: string, imageRef: string, justBuilt: boolean): Promise<{ hash: string; applied?: V1Deployment }> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
-    const deployment = stamped(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }));
-    const service = stamped(functionService(fn));
     const liveDeployment = ctx.caches.deployments.get(name, namespace);
-    const hash = deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
-    const last = this.applied.get(key);
-    if (last?.hash === hash && last.before === liveDeployment?.metadata?.resourceVersion) return { hash }; // the cache lags behind our apply
-    const deploymentCurrent = upToDate(deployment, liveDeployment);
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
-    if (deploymentCurrent && upToDate(service, ctx.caches.services.get(name, namespace))) return { hash };
-    const applied = deploymentCurrent ? undefined : await ctx.kube.apply(deployment);
-    await this.applyService(fn, key, service);
-    const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.metadata?.annotations?.[ANNOTATIONS.appliedHash];
-    if (!deploymentCurrent && justBuilt) {
+    const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }), liveDeployment);
+    await this.applyService(fn);
+    if (!deployment.applied) return { hash: deployment.hash };
+    const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.hash;
+    if (justBuilt) {
       // recorded as BuildSucceeded by the caller
-    } else if (!deploymentCurrent && (newForm || fn.status?.imageRef !== imageRef)) {
+    } else if (newForm || fn.status?.imageRef !== imageRef) {
       record(ctx, fn, 'Normal', 'Deployed', `Deployment ${namespace}/${name} runs ${imageRef}`);
-    } else if (!deploymentCurrent) {
+    } else {
       ctx.logger.info(`DriftRepaired: Function ${namespace}/${name}: its Deployment was changed or removed; applied again`, { reason: 'DriftRepaired' });
     }
-    if (!deploymentCurrent) this.applied.set(key, { hash, before: liveDeployment?.metadata?.resourceVersion });
-    return applied ? { hash, applied } : { hash };
+    return { hash: deployment.hash, applied: deployment.answer };
   }
 
   /** Applies the function's Service unless the cache (or this replica's last apply, which it may lag) has it as wanted. */
-  private async applyService(fn: FunctionResource, key: string, service = stamped(functionService(fn))): Promise<void> {
-    const { namespace, name } = splitKey(key);
-    const liveService = this.ctx.caches.services.get(name, namespace);
-    const serviceHash = service.metadata?.annotations?.[ANNOTATIONS.appliedHash] ?? '';
-    const lastService = this.appliedServices.get(key);
-    // As for the Deployment: a Service applied a moment ago may not be in the cache yet.
-    if (upToDate(service, liveService) || (lastService?.hash === serviceHash && lastService.before === liveService?.metadata?.resourceVersion)) return;
-    await this.ctx.kube.apply(service);
-    this.appliedServices.set(key, { hash: serviceHash, before: liveService?.metadata?.resourceVersion });
+  private async applyService(fn: FunctionResource): Promise<void> {
+    await this.ctx.owned.ensure(functionService(fn), this.ctx.caches.services.get(fn.metadata?.name ?? '', fn.metadata?.namespace ?? ''));
   }
 
   /** Deletion: remove this function's build Jobs and its build context unless another Function uses it. */
-  private async finalize(fn: FunctionResource): Promise<void> {
+  async finalize(fn: FunctionResource): Promise<void> {
     const ctx = this.ctx;
     const namespace = fn.metadata?.namespace ?? '';
     const name = fn.metadata?.name ?? '';
-    if (!fn.metadata?.finalizers?.includes(FINALIZER)) return;
     const builds = ctx.caches.jobs
       .list(ctx.settings.buildNamespace)
       .filter((j) => j.metadata?.labels?.[LABELS.function] === name && j.metadata.labels[LABELS.functionNamespace] === namespace);
@@ -300,7 +265,7 @@ export class FunctionReconciler {
       if (!shared) await ctx.store.delete(s3Key);
     }
     const removed = await ctx.kube.mergePatch(fn, {
-      metadata: { finalizers: (fn.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: fn.metadata.resourceVersion },
+      metadata: { finalizers: (fn.metadata?.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: fn.metadata?.resourceVersion },
     });
     if (removed === 'missing') return;
     record(ctx, fn, 'Normal', 'Finalized', `removed ${builds.length} build Job(s)${s3Key ? ' and the unreferenced build context' : ''}`);

@@ -1,6 +1,6 @@
 // What one reconcile of a Function decided: the outcome and status to write, when to look again, and
 // whether to hold the write (a finished build whose rollout is moments away: function-reconciler.ts).
 import type { FunctionStatus } from '../objects/resources.ts';
-import type { Outcome } from './conditions.ts';
+import type { Reconciled } from './reconcile-object.ts';
 
-export type StepResult = { outcome: Outcome; status: Partial<FunctionStatus>; requeueAfterMs?: number; hold?: boolean };
+export type StepResult = Reconciled<FunctionStatus>;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
-import type { KubeClient } from '../runtime/kube-client.ts';
+import type { KubeClient } from '../api-client/kube-client.ts';
 import { failedContainer, latestJobPod, podOutput, settledJobPod, terminationMessage } from './job-status.ts';
 
 const done = (name: string, exitCode: number, message?: string): V1ContainerStatus => ({

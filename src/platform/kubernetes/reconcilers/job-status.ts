@@ -1,10 +1,10 @@
 // Reading a finished Job the way kubectl would: its conditions, and what its pod said (the termination
 // message, where kaniko writes the digest; the log, where a function prints its result).
 import { JOB_NAME_LABEL } from '../objects/meta.ts';
-import { select } from '../runtime/cache-index.ts';
+import { select } from '../api-client/cache-index.ts';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
-import type { KubeClient } from '../runtime/kube-client.ts';
-import type { Cache } from './context.ts';
+import type { KubeClient } from '../api-client/kube-client.ts';
+import type { Cache } from './reconcile-context.ts';
 
 export function jobFailureReason(job: V1Job): string {
   const failed = (job.status?.conditions ?? []).find((c) => c.type === 'Failed' && c.status === 'True');

@@ -12,36 +12,33 @@ import { TreeLimitError } from '../../../source/tree-limits.ts';
 import { ownedByRepository } from '../objects/drift.ts';
 import { syncQuotaProblem } from '../namespace-quotas.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
-import { TenantRefusal } from '../tenant-access.ts';
-import type { RepositoryResource } from '../objects/resources.ts';
-import { UrgentGate } from '../runtime/urgent-gate.ts';
-import type { HandlerResult } from '../runtime/work-queue.ts';
+import { isHealthy, scopeOfSync } from '../../../plan/plan-changes.ts';
+import type { RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
+import { UrgentGate } from '../api-client/urgent-gate.ts';
+import type { HandlerResult } from '../api-client/work-queue.ts';
 import {
-  DEFAULT_FUNCTIONS_PER_NAMESPACE,
-  DEFAULT_JOBS_PER_NAMESPACE,
-  DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY,
-  DEFAULT_SCHEDULES_PER_NAMESPACE,
-  DEFAULT_MIN_INTERVAL_MS,
   URGENT_GATE_MAX_HOLD_MS,
   URGENT_GATE_MAX_WAIT_MS,
   URGENT_GATE_QUIET_MS,
 } from '../settings.ts';
 import type { Outcome } from './conditions.ts';
-import { record, splitKey, type ReconcileContext } from './context.ts';
+import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { syncInterval } from './interval.ts';
 import { RepositorySources } from './repository-sources.ts';
 import { announcesNewHead, syncHint } from './sync-hint.ts';
-import { SyncApply, type FunctionStatusEntry, type LiveObjects } from './sync-apply.ts';
-import { writeStatus } from './status-writer.ts';
-import { TerminalError } from './terminal-error.ts';
+import { pruneOwned, SyncApply, type FunctionStatusEntry, type LiveObjects } from './sync-apply.ts';
+import type { StatusFields } from './status-writer.ts';
+import { reconcileObject, type Reconciled, type Reconciler, type Turn } from './reconcile-object.ts';
+import { StalledError } from '../stalled-error.ts';
 import { fingerprintOwned, fingerprintRepository, unchangedSince } from './unchanged-sync.ts';
 
-export class RepositoryReconciler {
+export class RepositoryReconciler implements Reconciler<RepositoryResource, RepositoryStatus> {
+  readonly kind = 'FunctionRepository';
   /** The git source of each repository (kept across syncs). */
   private readonly sources: RepositorySources;
   /** The per-function apply step of syncs (context uploads, applies in a bounded pool). */
   private readonly applies: SyncApply;
-  /** Routine syncs wait at their phase boundaries while a push's sync runs (runtime/urgent-gate.ts). */
+  /** Routine syncs wait at their phase boundaries while a push's sync runs (api-client/urgent-gate.ts). */
   private readonly gate = new UrgentGate({ maxWaitMs: URGENT_GATE_MAX_WAIT_MS, maxHoldMs: URGENT_GATE_MAX_HOLD_MS, quietMs: URGENT_GATE_QUIET_MS });
 
   constructor(private readonly ctx: ReconcileContext) {
@@ -53,85 +50,73 @@ export class RepositoryReconciler {
     await this.sources.close();
   }
 
-  async reconcile(key: string): Promise<HandlerResult | void> {
-    const ctx = this.ctx;
+  reconcile(key: string): Promise<HandlerResult | void> {
+    return reconcileObject(this.ctx, this, key);
+  }
+
+  get(namespace: string, name: string): RepositoryResource | undefined {
+    return this.ctx.caches.repositories.get(name, namespace);
+  }
+
+  /** With prune on, owned objects go with it through their ownerReferences (garbage collector); with prune off, finalize() orphans them first. */
+  async gone(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
-    const repo = ctx.caches.repositories.get(name, namespace);
-    if (!repo || repo.metadata?.deletionTimestamp) {
-      // With prune on, owned objects go with it through their ownerReferences (garbage collector);
-      // with prune off, finalize() orphans them first.
-      await this.sources.forget(key);
-      ctx.commitStatus?.forget(namespace, name);
-      if (repo) await this.finalize(repo);
-      return;
-    }
-    const spec = repo.spec;
-    if (!spec) return;
-    if (spec.prune === false && !repo.metadata?.finalizers?.includes(FINALIZER)) {
-      // Deleting the repository must not take its objects with it: the finalizer gives finalize() the chance.
-      await ctx.kube.mergePatch(repo, { metadata: { finalizers: [...(repo.metadata?.finalizers ?? []), FINALIZER] } });
-    }
-    const webhookPath = `/hooks/${namespace}/${name}`;
-    const requestedAt = repo.metadata?.annotations?.[ANNOTATIONS.requestedAt];
-    const base = { webhookPath, ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}) };
-    if (spec.suspend) {
-      await writeStatus(ctx, 'FunctionRepository', repo, { kind: 'failed', reason: 'Suspended', message: 'spec.suspend is true: not syncing' }, base);
-      return;
-    }
-    const interval = syncInterval(spec.interval, ctx.settings.git?.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
+    await this.sources.forget(key);
+    this.ctx.commitStatus?.forget(namespace, name);
+  }
+
+  /** Deleting the repository must not take its objects with it: the finalizer gives finalize() the chance. */
+  wantsFinalizer(repo: RepositoryResource): boolean {
+    return repo.spec?.prune === false;
+  }
+
+  suspended(repo: RepositoryResource): boolean {
+    return repo.spec?.suspend === true;
+  }
+
+  retryReason(err: unknown): string {
+    return err instanceof GitSourceError ? gitReason(err) : 'SyncFailed';
+  }
+
+  /** Every sync requeues itself after spec.interval (a stalled one too: it is tried again then). */
+  requeueAfterMs(repo: RepositoryResource): number {
+    return syncInterval(repo.spec?.interval, this.ctx.settings.git.minIntervalMs);
+  }
+
+  /** A push's sync holds the urgent gate; a routine one takes its turns at the phase boundaries. */
+  begin(repo: RepositoryResource): Turn {
     // The same test the queue used to put this sync in the urgent lanes (controller.ts urgentOf).
     const endUrgent = announcesNewHead(repo) ? this.gate.begin() : undefined;
     const turn = endUrgent ? undefined : this.gate.routine();
-    const boundary = () => (turn ? this.gate.boundary(turn) : Promise.resolve());
-    try {
-      return await this.syncAndReport(repo, key, interval, base, boundary);
-    } finally {
-      endUrgent?.();
-    }
+    return { boundary: () => (turn ? this.gate.boundary(turn) : Promise.resolve()), end: () => endUrgent?.() };
   }
 
-  /** One sync and its status; `boundary` is awaited between phases (a routine sync waits there for urgent ones). */
-  private async syncAndReport(
-    repo: RepositoryResource,
-    key: string,
-    interval: number,
-    base: Record<string, unknown>,
-    boundary: () => Promise<void>,
-  ): Promise<HandlerResult> {
+  report(repo: RepositoryResource, result: Reconciled<RepositoryStatus>, failure: unknown, startedMs: number): void {
     const ctx = this.ctx;
-    const { namespace, name } = splitKey(key);
-    const started = Date.now();
-    let outcome: Outcome;
-    let fields: Record<string, unknown> = base;
-    let retry: unknown;
-    try {
-      // Refused in platform namespaces; elsewhere the controller may read its secretRef after this.
-      await ctx.tenants.ensure(namespace);
-      const result = await this.sync(repo, key, interval, boundary);
-      outcome = result.outcome;
-      fields = { ...base, ...result.fields };
-      retry = result.retry;
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof TerminalError || err instanceof TenantRefusal || err instanceof TreeLimitError) {
-        outcome = { kind: 'stalled', reason: err.reason, message };
-      } else if (err instanceof GitSourceError && !err.retryable) {
-        // Wrong credentials, no such repository or branch: hammering the server will not help; the
-        // interval requeue (or a spec change, or a webhook) tries again.
-        outcome = { kind: 'stalled', reason: gitReason(err), message };
-      } else {
-        outcome = { kind: 'failed', reason: err instanceof GitSourceError ? gitReason(err) : 'SyncFailed', message };
-        retry = err;
-      }
-      record(ctx, repo, 'Warning', outcome.reason, message);
-    }
-    const outcomeLabel = outcome.kind === 'ready' ? 'success' : 'failure';
+    if (failure !== undefined) record(ctx, repo, 'Warning', result.outcome.reason, result.outcome.message);
+    const outcomeLabel = result.outcome.kind === 'ready' ? 'success' : 'failure';
     ctx.metrics.syncs.inc({ outcome: outcomeLabel });
-    ctx.metrics.syncDuration.observe({ namespace, repository: name, outcome: outcomeLabel }, (Date.now() - started) / 1000);
-    await boundary();
-    await writeStatus(ctx, 'FunctionRepository', repo, outcome, fields);
-    if (retry) throw retry;
-    return { requeueAfterMs: interval };
+    ctx.metrics.syncDuration.observe(
+      { namespace: repo.metadata?.namespace ?? '', repository: repo.metadata?.name ?? '', outcome: outcomeLabel },
+      (Date.now() - startedMs) / 1000,
+    );
+  }
+
+  baseStatus(repo: RepositoryResource): StatusFields<RepositoryStatus> {
+    const requestedAt = repo.metadata?.annotations?.[ANNOTATIONS.requestedAt];
+    return { webhookPath: `/hooks/${repo.metadata?.namespace ?? ''}/${repo.metadata?.name ?? ''}`, ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}) };
+  }
+
+  /** One sync: refused in platform namespaces; elsewhere the controller may read its secretRef after that. */
+  async steps(repo: RepositoryResource, key: string, boundary: () => Promise<void>): Promise<Reconciled<RepositoryStatus>> {
+    await this.ctx.tenants.ensure(splitKey(key).namespace);
+    try {
+      return await this.sync(repo, key, this.requeueAfterMs(repo), boundary);
+    } catch (err) {
+      // A revision past the tree limits (source/tree-limits.ts) needs a fix in git: retrying cannot help.
+      if (err instanceof TreeLimitError) throw new StalledError(err.reason, err.message, { cause: err });
+      throw err;
+    }
   }
 
   private async sync(
@@ -139,13 +124,11 @@ export class RepositoryReconciler {
     key: string,
     intervalMs: number,
     boundary: () => Promise<void>,
-  ): Promise<{ outcome: Outcome; fields: Record<string, unknown>; retry?: unknown }> {
+  ): Promise<Reconciled<RepositoryStatus>> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const spec = repo.spec!;
-    const state = await this.sources.sourceFor(repo, key);
-    await boundary();
-    const { revision, tree } = await state.source.sync(syncHint(repo));
+    const { state, revision, tree } = await this.fetch(repo, key, boundary);
     const owned = {
       functions: ctx.caches.functions.list(namespace).filter((o) => ownedByRepository(o, name)),
       triggers: ctx.caches.triggers.list(namespace).filter((o) => ownedByRepository(o, name)),
@@ -160,27 +143,27 @@ export class RepositoryReconciler {
     if (unchangedSince(state.applied, current)) {
       // The remote head is the revision the last full sync applied and nothing it read has changed.
       ctx.metrics.syncsUnchanged.inc();
-      return { outcome: state.applied.outcome, fields: { ...state.applied.fields, lastSyncTime: lastSyncTime(repo, revision, ctx.now(), intervalMs) } };
+      return { outcome: state.applied.outcome, status: { ...state.applied.status, lastSyncTime: lastSyncTime(repo, revision, ctx.now(), intervalMs) } };
     }
     state.applied = undefined;
     // Reading the tree, uploading contexts and applying objects: the costly part of a sync that changes something.
     await boundary();
-    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '', ...(ctx.settings.limits?.maxReplicas ? { maxReplicas: ctx.settings.limits.maxReplicas } : {}) });
+    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '', maxReplicas: ctx.settings.limits.maxReplicas });
     /** The same by name: a sync of 1,000 functions looks each one up (no scan of the lists per function). */
     const byName = <T extends { metadata?: { name?: string } }>(list: readonly T[]) => new Map(list.map((o) => [o.metadata?.name ?? '', o]));
     const live: LiveObjects = { functions: byName(owned.functions), triggers: byName(owned.triggers), jobs: byName(owned.jobs) };
-    const maxFunctions = ctx.settings.git?.maxFunctions ?? DEFAULT_MAX_FUNCTIONS_PER_REPOSITORY;
+    const maxFunctions = ctx.settings.git.maxFunctions;
     if (snapshot.functions.length > maxFunctions) {
-      throw new TerminalError(
+      throw new StalledError(
         'TooManyFunctions',
         `revision ${revision.slice(0, 12)} has ${snapshot.functions.length} function folders under "${spec.path || '.'}", more than the ${maxFunctions} one repository may hold; ` +
           'nothing was applied or pruned. Split the repository (spec.path per team) or ask the operator (SLESS_MAX_FUNCTIONS_PER_REPOSITORY)',
       );
     }
-    const namespaceCap = ctx.settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE;
+    const namespaceCap = ctx.settings.limits.functionsPerNamespace;
     const others = ctx.caches.functions.list(namespace).filter((o) => !ownedByRepository(o, name)).length;
     if (others + snapshot.functions.length > namespaceCap) {
-      throw new TerminalError(
+      throw new StalledError(
         'NamespaceQuotaExceeded',
         `revision ${revision.slice(0, 12)} has ${snapshot.functions.length} function folders and namespace ${namespace} already holds ${others} other Function(s): ` +
           `more than the ${namespaceCap} one namespace may hold; nothing was applied or pruned (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`,
@@ -191,63 +174,67 @@ export class RepositoryReconciler {
       manifests: snapshot.functions.flatMap((f) => (f.manifest ? [f.manifest] : [])),
       otherSchedules: ctx.caches.triggers.list(namespace).filter((t) => t.spec?.type === 'cron' && !ownedByRepository(t, name)).length,
       otherJobs: ctx.caches.functionJobs.list(namespace).filter((j) => !ownedByRepository(j, name)).length,
-      schedulesCap: ctx.settings.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE,
-      jobsCap: ctx.settings.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE,
+      schedulesCap: ctx.settings.limits.schedulesPerNamespace,
+      jobsCap: ctx.settings.limits.jobsPerNamespace,
     });
-    if (overQuota) throw new TerminalError('NamespaceQuotaExceeded', `revision ${revision.slice(0, 12)}: ${overQuota}; nothing was applied or pruned`);
-    const valid = snapshot.functions.filter((f) => f.manifest && f.codeHash);
-    const broken = snapshot.functions.filter((f) => !(f.manifest && f.codeHash));
-    if (snapshot.functions.length === 0 && owned.functions.length > 0) {
-      throw new TerminalError(
+    if (overQuota) throw new StalledError('NamespaceQuotaExceeded', `revision ${revision.slice(0, 12)}: ${overQuota}; nothing was applied or pruned`);
+    // The safety rules of a sync (plan/plan-changes.ts), over the Functions this repository owns now.
+    const running = owned.functions.map((f) => ({ name: f.metadata?.name ?? '', path: f.spec?.source?.path ?? '' }));
+    const scope = scopeOfSync(running, snapshot.functions);
+    if (scope.emptySource) {
+      throw new StalledError(
         'EmptySource',
         `revision ${revision.slice(0, 12)} has no function folders under "${spec.path || '.'}" but this repository owns ${owned.functions.length} Function(s); ` +
           'nothing was pruned. Push the folders back, fix spec.path, or delete the FunctionRepository to remove them',
       );
     }
-
-    const statusFunctions: FunctionStatusEntry[] = broken.map((f) => ({
-      name: f.name,
-      path: f.path,
-      ...(f.codeHash ? { codeHash: f.codeHash } : {}),
-      error: f.problems.map(formatProblem).join('; ') || 'the function could not be read',
-    }));
-    const applied = await this.applies.applyFunctions(key, repo, tree, revision, valid, live);
+    const statusFunctions: FunctionStatusEntry[] = snapshot.functions
+      .filter((f) => !isHealthy(f))
+      .map((f) => ({
+        name: f.name,
+        path: f.path,
+        ...(f.codeHash ? { codeHash: f.codeHash } : {}),
+        error: f.problems.map(formatProblem).join('; ') || 'the function could not be read',
+      }));
+    const applied = await this.applies.applyFunctions(key, repo, tree, revision, snapshot.functions.filter(isHealthy), live);
     statusFunctions.push(...applied.statusFunctions);
-    const { wanted, appliedGenerations, firstUploadError } = applied;
-    /** Functions whose objects must stay as they are: broken folders, names taken by others, failed uploads. */
-    const keep = new Set([...broken.map((f) => f.name), ...applied.keep]);
-
-    let pruned = 0;
-    if (spec.prune !== false) {
-      for (const [kind, list] of [
-        ['Function', owned.functions],
-        ['Trigger', owned.triggers],
-        ['FunctionJob', owned.jobs],
-      ] as const) {
-        for (const obj of list) {
-          const fnName = obj.metadata?.labels?.[LABELS.function] ?? obj.metadata?.name ?? '';
-          if (wanted.has(`${kind}/${obj.metadata?.name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
-          await ctx.kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name: obj.metadata?.name, namespace } });
-          pruned++;
-        }
-      }
-    }
+    const { appliedGenerations, firstUploadError } = applied;
+    /** Functions whose objects must stay as they are: what broken folders protect, names taken by others, failed uploads. */
+    const keep = new Set([...scope.kept, ...applied.keep]);
+    const kinds = [['Function', owned.functions], ['Trigger', owned.triggers], ['FunctionJob', owned.jobs]] as const;
+    const pruned = spec.prune === false ? 0 : await pruneOwned(ctx.kube, namespace, kinds, applied.wanted, keep);
 
     statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const fields = { revision, lastSyncTime: lastSyncTime(repo, revision, new Date(current.now), intervalMs), functions: statusFunctions };
+    const status = { revision, lastSyncTime: lastSyncTime(repo, revision, new Date(current.now), intervalMs), functions: statusFunctions };
     await ctx.commitStatus?.synced(repo, { revision, functions: statusFunctions, appliedGenerations });
     const errors = statusFunctions.filter((f) => f.error);
     const summary = `revision ${revision.slice(0, 12)}: ${statusFunctions.length - errors.length} function(s) applied${pruned ? `, ${pruned} object(s) pruned` : ''}`;
     if (repo.status?.revision !== revision) record(ctx, repo, 'Normal', 'Synced', summary);
     if (firstUploadError) {
-      return { outcome: { kind: 'failed', reason: 'ArtifactFailed', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, fields, retry: firstUploadError };
+      return { outcome: { kind: 'failed', reason: 'ArtifactFailed', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, status, retry: firstUploadError };
     }
     if (errors.length > 0) {
-      return { outcome: { kind: 'failed', reason: 'FunctionErrors', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, fields };
+      return { outcome: { kind: 'failed', reason: 'FunctionErrors', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, status };
     }
     const outcome: Outcome = { kind: 'ready', reason: 'Synced', message: summary };
-    state.applied = { revision, repository: current.repository, owned: current.owned, at: current.now, outcome, fields };
-    return { outcome, fields };
+    state.applied = { revision, repository: current.repository, owned: current.owned, at: current.now, outcome, status };
+    return { outcome, status };
+  }
+
+  /**
+   * The git step: the repository's source, then its head (ls-remote, and a fetch when it moved). Errors that
+   * need a user's fix (wrong credentials, no such repository or branch) stall: hammering the server will not
+   * help; the interval requeue, a spec change or a webhook tries again.
+   */
+  private async fetch(repo: RepositoryResource, key: string, boundary: () => Promise<void>) {
+    try {
+      const state = await this.sources.sourceFor(repo, key);
+      await boundary();
+      return { state, ...(await state.source.sync(syncHint(repo))) };
+    } catch (err) {
+      if (err instanceof GitSourceError && !err.retryable) throw new StalledError(gitReason(err), err.message, { cause: err });
+      throw err;
+    }
   }
 
   /**
@@ -255,12 +242,11 @@ export class RepositoryReconciler {
    * objects of their own (no ownerReference to it, no repository label: /v1 then manages them), before
    * the finalizer goes and the garbage collector would see them.
    */
-  private async finalize(repo: RepositoryResource): Promise<void> {
+  async finalize(repo: RepositoryResource): Promise<void> {
     const ctx = this.ctx;
-    if (!repo.metadata?.finalizers?.includes(FINALIZER)) return;
-    const namespace = repo.metadata.namespace ?? '';
-    const name = repo.metadata.name ?? '';
-    const uid = repo.metadata.uid;
+    const namespace = repo.metadata?.namespace ?? '';
+    const name = repo.metadata?.name ?? '';
+    const uid = repo.metadata?.uid;
     let orphaned = 0;
     if (repo.spec?.prune === false) {
       const owned = [
@@ -275,7 +261,7 @@ export class RepositoryReconciler {
       }
     }
     await ctx.kube.mergePatch(repo, {
-      metadata: { finalizers: repo.metadata.finalizers.filter((f) => f !== FINALIZER), resourceVersion: repo.metadata.resourceVersion },
+      metadata: { finalizers: (repo.metadata?.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: repo.metadata?.resourceVersion },
     });
     if (orphaned > 0) record(ctx, repo, 'Normal', 'Orphaned', `prune is off: kept ${orphaned} object(s) this repository generated; they are no longer managed by git`);
   }

@@ -6,9 +6,9 @@ import { GitSource, type GitAuth } from '../../../source/git-source.ts';
 import { TargetPolicy } from '../../../source/target-policy.ts';
 import { GIT_CREDENTIALS_SECRET_TYPE } from '../objects/meta.ts';
 import type { RepositoryResource } from '../objects/resources.ts';
-import type { ReconcileContext } from './context.ts';
+import type { ReconcileContext } from './reconcile-context.ts';
+import { StalledError } from '../stalled-error.ts';
 import type { GitSettings } from '../settings.ts';
-import { TerminalError } from './terminal-error.ts';
 import type { AppliedSync } from './unchanged-sync.ts';
 
 export interface SyncState {
@@ -83,14 +83,14 @@ export class RepositorySources {
     const namespace = repo.metadata?.namespace ?? '';
     const secret = await this.ctx.kube.readSecret(namespace, secretName);
     if (!secret) {
-      throw new TerminalError(
+      throw new StalledError(
         'SecretNotFound',
         `Secret ${namespace}/${secretName} (spec.secretRef) does not exist; create it with type ${GIT_CREDENTIALS_SECRET_TYPE} and username+password or token`,
       );
     }
     if (secret.type !== GIT_CREDENTIALS_SECRET_TYPE) {
       // Its values would go as Basic auth to whatever spec.url names: only Secrets made for sless qualify.
-      throw new TerminalError(
+      throw new StalledError(
         'SecretNotMarked',
         `Secret ${namespace}/${secretName} (spec.secretRef) has type ${secret.type}, not ${GIT_CREDENTIALS_SECRET_TYPE}: sless sends only Secrets made for it ` +
           `to a git server; recreate it with that type (kubectl create secret generic ${secretName} --type=${GIT_CREDENTIALS_SECRET_TYPE} --from-literal=token=...)`,

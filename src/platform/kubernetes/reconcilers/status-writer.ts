@@ -2,13 +2,16 @@
 import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
 import { sameConditions, summarize, type Outcome } from './conditions.ts';
-import type { ReconcileContext } from './context.ts';
+import type { KubeClient } from '../api-client/kube-client.ts';
 import { normalize, normalizedDigest } from '../objects/drift.ts';
 
 interface WithStatus {
   metadata?: { name?: string; namespace?: string; generation?: number; uid?: string };
   status?: { conditions?: Condition[]; observedGeneration?: number };
 }
+
+/** Status fields a reconcile writes beside the conditions: any of the kind's own, '' or null clearing one. */
+export type StatusFields<S> = { readonly [K in keyof S]?: S[K] | null };
 
 /**
  * The last status body this controller wrote per object, and when. Informer caches lag behind our own
@@ -20,17 +23,24 @@ export type StatusMemo = Map<string, { readonly fingerprint: string; readonly at
 const MEMO_MS = 30_000;
 const MAX_REMEMBERED = 50_000;
 
+/** What a status write needs of the reconcile context (reconcile-context.ts hands it in). */
+export interface StatusWriting {
+  readonly kube: Pick<KubeClient, 'patchStatus'>;
+  readonly now: () => Date;
+  readonly statusMemo: StatusMemo;
+}
+
 export async function writeStatus(
-  ctx: Pick<ReconcileContext, 'kube' | 'now' | 'statusMemo'>,
+  ctx: StatusWriting,
   kind: SlessKind,
   obj: WithStatus,
   outcome: Outcome,
-  fields: Record<string, unknown>,
+  fields: object,
 ): Promise<void> {
   const prev = (obj.status ?? {}) as Record<string, unknown> & NonNullable<WithStatus['status']>;
   const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString());
   const same =
-    Object.entries(fields).every(([k, v]) => equalish(prev[k], v)) &&
+    Object.entries(fields as Record<string, unknown>).every(([k, v]) => equalish(prev[k], v)) &&
     prev.observedGeneration === summary.observedGeneration &&
     sameConditions(prev.conditions, summary.conditions);
   if (same) return;

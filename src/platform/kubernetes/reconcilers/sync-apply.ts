@@ -9,21 +9,17 @@ import type { SourceTree } from '../../../source/source-tree.ts';
 import type { FunctionEntry } from '../../../source/types.ts';
 import { ensureContext } from '../build-context.ts';
 import { buildKey } from '../objects/build-key.ts';
-import { annotatedBuildKey, inSync, ownedByRepository } from '../objects/drift.ts';
+import { CRD_SPEC_DEFAULTS } from '../objects/crd-defaults.ts';
+import { annotatedBuildKey, ownedByRepository } from '../objects/drift.ts';
 import { generatedNameClash } from '../objects/generated-name-clash.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { repositoryObjects, type RepositoryObjects } from '../objects/repository-objects.ts';
-import type { FunctionResource, RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
-import { FairPool } from '../runtime/fair-lanes.ts';
-import { DEFAULT_APPLY_CONCURRENCY } from '../settings.ts';
-import { splitKey, type ReconcileContext } from './context.ts';
+import type { FunctionResource, RepositoryResource, RepositoryStatus, Resource } from '../objects/resources.ts';
+import { FairPool } from '../api-client/fair-lanes.ts';
+import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 
 /** Defaults the CRDs fill in, applied to our side before comparing with live objects. */
-const DEFAULTS = {
-  Function: { entrypoint: 'handler.handle', memoryMB: 128, timeoutSec: 30 },
-  Trigger: { enabled: true },
-  FunctionJob: { runID: 0 },
-} as const;
+const DEFAULTS = CRD_SPEC_DEFAULTS;
 
 export type FunctionStatusEntry = NonNullable<RepositoryStatus['functions']>[number];
 
@@ -53,7 +49,7 @@ export class SyncApply {
   private readonly uploads: FairPool;
 
   constructor(private readonly ctx: ReconcileContext) {
-    const uploads = ctx.settings.concurrency?.uploads ?? DEFAULT_APPLY_CONCURRENCY;
+    const uploads = ctx.settings.concurrency.uploads;
     // One namespace never holds every slot: another's upload starts at once beside a flood of one tenant's
     // changed functions (one slot kept for the others, so one large repository keeps nearly the whole pool).
     this.uploads = new FairPool(uploads, { maxPerTenant: Math.max(1, uploads - 1) });
@@ -175,30 +171,41 @@ export class SyncApply {
   }
 
   private async applyObjects(objects: RepositoryObjects, live: LiveObjects): Promise<number | undefined> {
-    const ctx = this.ctx;
+    const owned = this.ctx.owned;
     const name = (o: { metadata?: { name?: string } }) => o.metadata?.name ?? '';
     // The Function first: Triggers and FunctionJobs refer to it.
-    let generation: number | undefined;
-    if (
-      !inSync(
-        withoutSource(objects.fn)!,
-        withoutSource(live.functions.get(name(objects.fn))),
-        DEFAULTS.Function,
-      )
-    ) {
-      generation = (await ctx.kube.apply(objects.fn)).metadata?.generation;
-    }
+    const fn = await owned.ensureObject(objects.fn, live.functions.get(name(objects.fn)), DEFAULTS.Function, withoutSource);
     // Then its Triggers and FunctionJobs side by side (they do not refer to each other).
     await Promise.all([
-      ...objects.triggers
-        .filter((t) => !inSync(t, live.triggers.get(name(t)), DEFAULTS.Trigger))
-        .map((t) => ctx.kube.apply(t)),
-      ...objects.jobs
-        .filter((j) => !inSync(j, live.jobs.get(name(j)), DEFAULTS.FunctionJob))
-        .map((j) => ctx.kube.apply(j)),
+      ...objects.triggers.map((t) => owned.ensureObject(t, live.triggers.get(name(t)), DEFAULTS.Trigger)),
+      ...objects.jobs.map((j) => owned.ensureObject(j, live.jobs.get(name(j)), DEFAULTS.FunctionJob)),
     ]);
-    return generation;
+    return fn.applied ? fn.answer.metadata?.generation : undefined;
   }
+}
+
+/**
+ * Removes the objects a repository owns that no function of the sync wants, unless they belong to a
+ * function kept as it is (`keep`: see plan/plan-changes.ts scopeOfSync) or are being deleted already.
+ * Answers how many it removed.
+ */
+export async function pruneOwned(
+  kube: Pick<ReconcileContext['kube'], 'delete'>,
+  namespace: string,
+  owned: ReadonlyArray<readonly [kind: 'Function' | 'Trigger' | 'FunctionJob', list: readonly Resource<unknown, unknown>[]]>,
+  wanted: ReadonlySet<string>,
+  keep: ReadonlySet<string>,
+): Promise<number> {
+  let pruned = 0;
+  for (const [kind, list] of owned) {
+    for (const obj of list) {
+      const fnName = obj.metadata?.labels?.[LABELS.function] ?? obj.metadata?.name ?? '';
+      if (wanted.has(`${kind}/${obj.metadata?.name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
+      await kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name: obj.metadata?.name, namespace } });
+      pruned++;
+    }
+  }
+  return pruned;
 }
 
 /** spec.source.revision changes with every commit; it alone is no reason to touch a Function. */

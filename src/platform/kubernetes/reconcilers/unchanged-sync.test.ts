@@ -13,7 +13,7 @@ const memo: AppliedSync = {
   owned: fingerprintOwned([[fn()], [], []]),
   at: 1_000,
   outcome: { kind: 'ready', reason: 'Synced', message: 'ok' },
-  fields: {},
+  status: {},
 };
 const current = { revision: memo.revision, repository: memo.repository, owned: memo.owned, now: 2_000 };
 

@@ -18,7 +18,9 @@
 // A sync request (the requestedAt annotation, a webhook) does not invalidate it: it asks for "look at
 // git now", and the ls-remote does that.
 import { createHash } from 'node:crypto';
+import type { RepositoryStatus } from '../objects/resources.ts';
 import type { Outcome } from './conditions.ts';
+import type { StatusFields } from './status-writer.ts';
 
 /** The longest a memo stands in for a full sync. */
 export const FULL_SYNC_EVERY_MS = 10 * 60_000;
@@ -31,7 +33,7 @@ export interface AppliedSync {
   readonly at: number;
   /** What that sync reported (status fields and outcome), to report again. */
   readonly outcome: Outcome;
-  readonly fields: Readonly<Record<string, unknown>>;
+  readonly status: StatusFields<RepositoryStatus>;
 }
 
 export interface CurrentSync {

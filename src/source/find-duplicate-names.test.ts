@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { FunctionEntry } from '../source/types.ts';
+import type { FunctionEntry } from './types.ts';
 import { findDuplicateNames } from './find-duplicate-names.ts';
-import { formatProblem } from './format-problem.ts';
-import { parseManifest } from './parse-manifest.ts';
+import { formatProblem } from '../manifest/format-problem.ts';
+import { parseManifest } from '../manifest/parse-manifest.ts';
 
 /** An entry as the source layer builds it: parsed from `yaml` in folder `path`. */
 function entry(path: string, yaml: string): FunctionEntry {

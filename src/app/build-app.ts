@@ -11,19 +11,19 @@ import { consolePlugin } from '../console/index.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
-import { apiPlugin } from './api-plugin.ts';
-import { errorHandler, notFoundHandler } from './errors.ts';
-import { healthPlugin } from './health-plugin.ts';
-import { hooksPlugin } from './hooks-plugin.ts';
-import { hooksKey, limitFirst, limitRequests, tokenKey, v1Key, type RateLimits } from './rate-limits.ts';
-import { createNamespaceAccess } from './namespace-access.ts';
+import { apiPlugin } from '../http/api-plugin.ts';
+import { errorHandler, notFoundHandler } from '../http/errors.ts';
+import { healthPlugin } from '../http/health-plugin.ts';
+import { hooksPlugin } from '../http/hooks-plugin.ts';
+import { hooksKey, limitFirst, limitRequests, tokenKey, v1Key, type RateLimits } from '../http/rate-limits.ts';
+import { createNamespaceAccess } from '../http/namespace-access.ts';
 import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
 import { SCALE_LIMITS } from '../scale/scale-spec.ts';
-import { Activator } from './activator.ts';
-import { proxyPlugin } from './proxy-plugin.ts';
-import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from './proxy-request.ts';
-import { DEFAULT_ZIP_LIMITS, type ZipLimits } from './read-zip.ts';
-import { DEFAULT_UPLOAD_CAPS, type UploadCaps } from './upload-gate.ts';
+import { Activator } from '../http/activator.ts';
+import { proxyPlugin } from '../http/proxy-plugin.ts';
+import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from '../http/proxy-request.ts';
+import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../http/read-zip.ts';
+import { DEFAULT_UPLOAD_CAPS, type UploadCaps } from '../http/upload-gate.ts';
 
 export interface AppLimits {
   /** Largest body /fn forwards (streamed, so a policy, not a memory bound). Default 6 MiB like config. */

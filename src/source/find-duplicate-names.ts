@@ -4,9 +4,9 @@
 // become (platform/names.ts): function `a` job `b-c` and function `a-b` job `c` are both FunctionJob
 // `a-b-c`, and only one of them would run, whichever was applied last (issue 31 item 8).
 import { cronTriggerName, functionJobName, httpTriggerName } from '../platform/names.ts';
-import type { FunctionEntry } from '../source/types.ts';
-import { nameLineOf } from './name-lines.ts';
-import { manifestFile } from './manifest-file.ts';
+import type { FunctionEntry } from './types.ts';
+import { nameLineOf } from '../manifest/name-lines.ts';
+import { manifestFile } from '../manifest/manifest-file.ts';
 
 export function findDuplicateNames(entries: readonly FunctionEntry[]): FunctionEntry[] {
   return findGeneratedNameClashes(findDuplicateFunctionNames(entries));

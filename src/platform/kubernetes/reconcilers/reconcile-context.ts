@@ -1,16 +1,17 @@
 // What every reconciler gets: the API client, the informer caches (reads never hit the API server), the
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
-import type { IndexName } from '../runtime/cache-index.ts';
-import type { KubeCommitStatus } from '../../../commit-status/kube-commit-status.ts';
+import type { IndexName } from '../api-client/cache-index.ts';
+import type { KubeCommitStatus } from '../kube-commit-status.ts';
 import type { V1CronJob, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ArtifactStore } from '../../../build/artifact-store.ts';
 import type { BuildLog } from '../../../store/types.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from '../objects/resources.ts';
-import type { KubeClient, EventTarget } from '../runtime/kube-client.ts';
-import type { ControllerSettings } from '../settings.ts';
+import type { KubeClient, EventTarget } from '../api-client/kube-client.ts';
+import type { ResolvedControllerSettings } from '../settings.ts';
 import type { ControllerMetrics } from '../controller-metrics.ts';
 import type { StatusMemo } from './status-writer.ts';
+import type { OwnedApplier } from '../objects/owned-applier.ts';
 import { LABELS } from '../objects/meta.ts';
 import type { TenantAccess } from '../tenant-access.ts';
 
@@ -23,7 +24,7 @@ export interface ControllerLogger {
 export interface Cache<T> {
   get(name: string, namespace?: string): T | undefined;
   list(namespace?: string): readonly T[];
-  /** Objects by an index value (runtime/cache-index.ts select() scans caches without it). */
+  /** Objects by an index value (api-client/cache-index.ts select() scans caches without it). */
   byIndex?(index: IndexName, value: string): readonly T[];
 }
 
@@ -40,7 +41,7 @@ export interface Caches {
   readonly cronJobs: Cache<V1CronJob>;
   /**
    * Pods of the build Jobs in the build namespace, trimmed to their phase and terminated states
-   * (runtime/slim.ts podForCache): a finished build's digest is read from here, not by a LIST per build.
+   * (api-client/slim.ts podForCache): a finished build's digest is read from here, not by a LIST per build.
    */
   readonly buildPods?: Cache<V1Pod>;
 }
@@ -48,7 +49,8 @@ export interface Caches {
 export interface ReconcileContext {
   readonly kube: KubeClient;
   readonly caches: Caches;
-  readonly settings: ControllerSettings;
+  /** Every default filled in (settings.ts resolveControllerSettings). */
+  readonly settings: ResolvedControllerSettings;
   readonly logger: ControllerLogger;
   readonly store: ArtifactStore;
   readonly metrics: ControllerMetrics;
@@ -57,6 +59,8 @@ export interface ReconcileContext {
   /** Base image of a runtime (docs/contract.md §1: part of the build key). */
   readonly baseImageOf: (runtime: string) => string;
   readonly now: () => Date;
+  /** Applies what the controller owns only where it differs from the live object (objects/owned-applier.ts). */
+  readonly owned: OwnedApplier;
   /** What this controller last wrote to each status (see status-writer.ts). */
   readonly statusMemo: StatusMemo;
   /** Where build starts and outcomes are recorded (GET /v1/.../builds); none when absent. */
@@ -99,7 +103,7 @@ export function splitKey(key: string): { namespace: string; name: string } {
 
 /**
  * The fairness group of an object's queue key: its repository (`ns/repo`), else its namespace, so that
- * the keys of one large repository take turns with everyone else's (runtime/fair-lanes.ts).
+ * the keys of one large repository take turns with everyone else's (api-client/fair-lanes.ts).
  */
 export function repositoryGroup(key: string, cache: Cache<{ metadata?: { labels?: Record<string, string> } }>): string {
   const { namespace, name } = splitKey(key);

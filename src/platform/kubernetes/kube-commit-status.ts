@@ -2,13 +2,13 @@
 // reconciler reports each sync (revision, per-function results, the generations it applied), Function
 // events re-evaluate the repository's last synced revision, and the statuses go out through the
 // poster (deduplicated, retried, never awaited). Nothing here can fail a sync.
-import { CommitStatusPoster } from './commit-status-poster.ts';
-import type { RevisionFunction } from './decide-commit-status.ts';
+import { CommitStatusPoster } from '../../commit-status/commit-status-poster.ts';
+import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
 import { kubeFunctionState } from './kube-function-state.ts';
-import { RevisionReporter } from './revision-reporter.ts';
-import { describeTarget, statusTarget } from './status-target.ts';
-import type { FunctionResource, RepositoryResource } from '../platform/kubernetes/objects/resources.ts';
-import type { TargetPolicy } from '../source/target-policy.ts';
+import { RevisionReporter } from '../../commit-status/revision-reporter.ts';
+import { describeTarget, statusTarget } from '../../commit-status/status-target.ts';
+import type { FunctionResource, RepositoryResource } from './objects/resources.ts';
+import type { TargetPolicy } from '../../source/target-policy.ts';
 
 export interface SyncedRevision {
   readonly revision: string;

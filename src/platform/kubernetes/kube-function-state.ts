@@ -1,7 +1,7 @@
 // The controller's side of commit statuses: where one Function of a synced revision stands, read from
 // its object (Flux style conditions). Pure.
-import type { FunctionResource } from '../platform/kubernetes/objects/resources.ts';
-import type { FunctionDeployState } from './decide-commit-status.ts';
+import type { FunctionResource } from './objects/resources.ts';
+import type { FunctionDeployState } from '../../commit-status/decide-commit-status.ts';
 
 /**
  * `appliedGeneration`: the generation the sync's apply gave the Function (undefined when the sync

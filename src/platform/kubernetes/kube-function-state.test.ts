@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { FunctionResource } from '../platform/kubernetes/objects/resources.ts';
+import type { FunctionResource } from './objects/resources.ts';
 import { kubeFunctionState } from './kube-function-state.ts';
 
 const fn = (generation: number, status: FunctionResource['status']): FunctionResource => ({ metadata: { name: 'hello', generation }, status });
