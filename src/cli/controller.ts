@@ -9,7 +9,6 @@ import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { authOptionsOf } from '../auth/auth-options.ts';
 import type { ArtifactStore } from '../build/artifact-store.ts';
-import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
 import { ConfigError, loadControllerConfig, treeLimitsOf, type ControllerConfig } from '../config/config.ts';
 import { buildApp } from '../app/build-app.ts';
 import { startMetricsServer, type MetricsServer } from '../http/metrics-server.ts';
