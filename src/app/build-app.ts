@@ -18,7 +18,7 @@ import { hooksPlugin } from '../http/hooks-plugin.ts';
 import { hooksKey, limitFirst, limitRequests, tokenKey, v1Key, type RateLimits } from '../http/rate-limits.ts';
 import { createNamespaceAccess } from '../http/namespace-access.ts';
 import type { PlatformNamespaces } from '../platform/tenant-rules.ts';
-import { SCALE_LIMITS } from '../scale/scale-spec.ts';
+import { SCALE_LIMITS } from '../manifest/scale-spec.ts';
 import { Activator } from '../http/activator.ts';
 import { proxyPlugin } from '../http/proxy-plugin.ts';
 import { awaitingContinue, isProxyPath, proxyRequest, type ProxyContext } from '../http/proxy-request.ts';

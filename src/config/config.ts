@@ -7,7 +7,7 @@ import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
 import { DEFAULT_BUILD_NAMESPACE } from '../platform/tenant-rules.ts';
 import { DEFAULT_TREE_LIMITS, TREE_LIMIT_SETTINGS, type TreeLimits } from '../source/tree-limits.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
-import { SCALE_LIMITS } from '../scale/scale-spec.ts';
+import { SCALE_LIMITS } from '../manifest/scale-spec.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
 const optionalString = z.string().min(1).optional();

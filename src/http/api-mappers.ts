@@ -12,7 +12,8 @@ import type {
   TriggerRecord,
 } from '../platform/types.ts';
 import type { BuildRecord, InvocationRecord } from '../store/types.ts';
-import { resolveScale, scaleProblems, type ScaleInput } from '../scale/scale-spec.ts';
+import { resolveScale, scaleProblems } from '../manifest/scale-spec.ts';
+import type { ScaleInput } from '../manifest/types.ts';
 import { envValueProblem, eventProblem } from '../manifest/value-rules.ts';
 import { HttpError } from './errors.ts';
 

@@ -4,7 +4,7 @@
 import { checkEntrypoint } from './manifest-schema.ts';
 import { queueEntryProblems } from './queue-schema.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
-import { scaleProblems } from '../scale/scale-spec.ts';
+import { scaleProblems } from './scale-spec.ts';
 
 export interface CrossIssue {
   readonly path: readonly (string | number)[];

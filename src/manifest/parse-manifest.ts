@@ -29,7 +29,7 @@ import {
   type RawManifest,
 } from './manifest-schema.ts';
 import { crossCheck } from './cross-check.ts';
-import { compactScale } from '../scale/scale-spec.ts';
+import { compactScale } from './scale-spec.ts';
 import { toQueueTrigger } from './queue-schema.ts';
 import { rememberNameLine } from './name-lines.ts';
 import { plainToJS, readPlainYaml } from './plain-yaml.ts';

@@ -1,5 +1,3 @@
-import type { ScaleInput } from '../scale/scale-spec.ts';
-
 // The parsed, defaulted form of a function.yaml (docs/contract.md §1). Internal names are camelCase;
 // the YAML keys stay snake_case.
 
@@ -62,4 +60,12 @@ export interface ManifestProblem {
   /** Dotted key path, e.g. `schedules[1].cron`; '' for the whole file. */
   readonly key: string;
   readonly message: string;
+}
+
+/** `scale:` as written; every field optional. `idle` keeps its text ("5m"), as /v1 shows it. */
+export interface ScaleInput {
+  readonly min?: number;
+  readonly max?: number;
+  readonly concurrency?: number;
+  readonly idle?: string;
 }

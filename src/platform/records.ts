@@ -1,7 +1,7 @@
 // What a Platform fills in when a /v1 FunctionInput leaves a field out: the defaults a function.yaml
 // gets too, so a function made through /v1 reads back the same on every platform.
 import { FUNCTION_DEFAULTS } from '../manifest/defaults.ts';
-import { compactScale } from '../scale/scale-spec.ts';
+import { compactScale } from '../manifest/scale-spec.ts';
 import type { FunctionInput, FunctionRecord } from './types.ts';
 
 /** The same values as the manifest schema's and the CRDs' defaults (one source: manifest/defaults.ts). */

@@ -1,6 +1,6 @@
 // Rules both platforms (and the test MemoryPlatform) apply the same way, so a client sees one behaviour.
 import { checkCron, checkTimezone } from '../manifest/check-cron.ts';
-import { httpTriggerName } from './names.ts';
+import { httpTriggerName } from '../manifest/generated-names.ts';
 import type { TriggerInput } from './types.ts';
 
 /**

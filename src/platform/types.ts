@@ -1,8 +1,7 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
-import type { Runtime } from '../manifest/types.ts';
+import type { QueueTriggerSpec, Runtime, ScaleInput } from '../manifest/types.ts';
 import type { CodeFile, FileMode } from '../source/types.ts';
-import type { ScaleInput } from '../scale/scale-spec.ts';
 
 /** How many replicas (pods, or `sless dev` processes) a function should have and has serving. */
 export interface Replicas {
@@ -267,4 +266,11 @@ export interface Platform {
 export interface SyncHint {
   /** The new head commit (40 hex digits) a verified push webhook named. */
   readonly head?: string;
+}
+
+/** A queue trigger a platform runs for one of its functions (function.yaml `queues:`, src/queue/). */
+export interface QueueTriggerTarget {
+  readonly namespace: string;
+  readonly function: string;
+  readonly spec: QueueTriggerSpec;
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, INITIAL_STATE, type AutoscalerState, type ConcurrencySample } from './autoscaler.ts';
 import { InFlightMeter } from './in-flight-meter.ts';
-import { resolveScale, type ScaleInput } from './scale-spec.ts';
+import { resolveScale } from '../manifest/scale-spec.ts';
+import type { ScaleInput } from '../manifest/types.ts';
 
 const NOW = 1_000_000;
 /** One sample a second for the last `seconds`, each `concurrency`. */

@@ -11,7 +11,7 @@
 // - With min 0, a function goes to zero only after `idle` without a request and with nothing in
 //   flight; before that it keeps at least one replica.
 // Bounded by min and max at the end: min is what idle keeps, max what load gets.
-import type { Scale } from './scale-spec.ts';
+import type { Scale } from '../manifest/scale-spec.ts';
 
 /** One tick's measure: the average requests in flight over the tick, all replicas together. */
 export interface ConcurrencySample {

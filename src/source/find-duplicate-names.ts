@@ -3,7 +3,7 @@
 // function is unaffected. The same holds for the objects a function's schedules, http switch and jobs
 // become (platform/names.ts): function `a` job `b-c` and function `a-b` job `c` are both FunctionJob
 // `a-b-c`, and only one of them would run, whichever was applied last (issue 31 item 8).
-import { cronTriggerName, functionJobName, httpTriggerName } from '../platform/names.ts';
+import { cronTriggerName, functionJobName, httpTriggerName } from '../manifest/generated-names.ts';
 import type { FunctionEntry } from './types.ts';
 import { nameLineOf } from '../manifest/name-lines.ts';
 import { manifestFile } from '../manifest/manifest-file.ts';

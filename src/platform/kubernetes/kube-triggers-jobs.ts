@@ -3,7 +3,7 @@
 import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type TriggerInput, type TriggerRecord } from '../types.ts';
-import { httpTriggerName } from '../names.ts';
+import { httpTriggerName } from '../../manifest/generated-names.ts';
 import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionJobResource, FunctionResource, TriggerResource } from './objects/resources.ts';
 import { jobRecord, repositoryOf, triggerRecord } from './records.ts';

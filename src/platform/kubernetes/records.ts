@@ -4,7 +4,7 @@
 import { REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 import type { Runtime } from '../../manifest/types.ts';
-import { compactScale } from '../../scale/scale-spec.ts';
+import { compactScale } from '../../manifest/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
 import type { FunctionRecord, JobRecord, ManagedBy, Replicas, RepositoryRecord, TriggerRecord } from '../types.ts';
 import { LABELS } from './objects/meta.ts';

@@ -3,7 +3,7 @@
 // The controller fills in every default once (resolveControllerSettings) before anything reads them.
 import { DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE } from '../tenant-rules.ts';
 import type { TreeLimits } from '../../source/tree-limits.ts';
-import { SCALE_LIMITS } from '../../scale/scale-spec.ts';
+import { SCALE_LIMITS } from '../../manifest/scale-spec.ts';
 
 export interface S3Settings {
   /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */

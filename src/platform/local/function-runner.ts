@@ -9,7 +9,7 @@ import type { Logger } from './logger.ts';
 import type { LocalRuntimes } from './ports.ts';
 import { buildKeyOf, type CodeSource, type FunctionPreparer } from './prepare-function.ts';
 import { ReplicaSet } from './replica-set.ts';
-import type { Scale } from '../../scale/scale-spec.ts';
+import type { Scale } from '../../manifest/scale-spec.ts';
 
 /** Everything a running version depends on. */
 export interface DeploySpec {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import type { FunctionManifest } from '../../manifest/types.ts';
 import { checkCron } from '../../manifest/check-cron.ts';
-import { cronTriggerName } from '../names.ts';
+import { cronTriggerName } from '../../manifest/generated-names.ts';
 import { PlatformError } from '../types.ts';
 import { ChildGroup } from './child-group.ts';
 import { JobsAndSchedules } from './jobs-and-schedules.ts';

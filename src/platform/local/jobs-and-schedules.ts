@@ -5,7 +5,7 @@
 // A job runs when its run_id is larger than the last one run; its result stays in state.json.
 import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import type { FunctionManifest } from '../../manifest/types.ts';
-import { cronTriggerName, functionJobName, httpTriggerName, legacyDevTriggerName } from '../names.ts';
+import { cronTriggerName, functionJobName, httpTriggerName, legacyDevTriggerName } from '../../manifest/generated-names.ts';
 import { httpTriggerChanges, servesHttp, triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type ManagedBy, type TriggerInput, type TriggerRecord } from '../types.ts';
 import type { ChildGroup, CommandSpec } from './child-group.ts';

@@ -10,7 +10,7 @@ import type { LocalState, StoredFunction } from './local-state.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import type { Logger } from './logger.ts';
 import { buildingLine, readyLine, versionMismatch } from './progress-lines.ts';
-import { resolveScale } from '../../scale/scale-spec.ts';
+import { resolveScale } from '../../manifest/scale-spec.ts';
 import type { CodeSource } from './prepare-function.ts';
 
 export interface LocalDeployerOptions {

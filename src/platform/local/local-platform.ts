@@ -22,6 +22,7 @@ import type {
   JobRecord,
   ManagedBy,
   Platform,
+  QueueTriggerTarget,
   RepositoryInput,
   RepositoryRecord,
   TriggerInput,
@@ -38,7 +39,6 @@ import type { Metrics } from '../../metrics/metrics.ts';
 import { LocalFunctions } from './local-functions.ts';
 import { LocalRepository } from './local-repository.ts';
 import { LocalState } from './local-state.ts';
-import type { QueueTriggerTarget } from '../../queue/queue-triggers.ts';
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';

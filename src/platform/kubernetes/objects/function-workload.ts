@@ -6,7 +6,7 @@ import { CRD_SPEC_DEFAULTS } from './crd-defaults.ts';
 import { envOf } from '../records.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
-import { compactScale, resolveScale } from '../../../scale/scale-spec.ts';
+import { compactScale, resolveScale } from '../../../manifest/scale-spec.ts';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;

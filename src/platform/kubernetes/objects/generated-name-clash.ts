@@ -3,7 +3,7 @@
 // object over, so whichever synced last would win. Within one repository both sides are refused
 // earlier (manifest/find-duplicate-names.ts); here the one that comes second is, naming the first.
 import type { FunctionManifest } from '../../../manifest/types.ts';
-import { cronTriggerName, functionJobName, httpTriggerName } from '../../names.ts';
+import { cronTriggerName, functionJobName, httpTriggerName } from '../../../manifest/generated-names.ts';
 import { ownedByRepository } from './drift.ts';
 import { LABELS } from './meta.ts';
 

@@ -56,7 +56,7 @@ export function controllerRef(owner: ObjectRef, kind: string): OwnerReference {
   return { apiVersion: API_VERSION, kind, name, uid, controller: true, blockOwnerDeletion: true };
 }
 
-export { dnsLabel, shortHash } from '../../names.ts';
+export { dnsLabel, shortHash } from '../../../manifest/generated-names.ts';
 
 /** Labels every object the controller creates for one function carries. */
 export function functionLabels(namespace: string, name: string): Record<string, string> {

@@ -2,7 +2,7 @@
 // http, one per schedule) and its FunctionJobs. Applied with server-side apply; whatever a repository owns
 // and no longer wants is pruned.
 import type { FunctionManifest } from '../../../manifest/types.ts';
-import { cronTriggerName, functionJobName, httpTriggerName } from '../../names.ts';
+import { cronTriggerName, functionJobName, httpTriggerName } from '../../../manifest/generated-names.ts';
 import { API_VERSION, LABELS, controllerRef } from './meta.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './resources.ts';
 

@@ -3,15 +3,7 @@
 // and both platforms. What is stored is what the user wrote (`ScaleInput`): a defaulted field follows
 // the defaults (a concurrency left out follows the runtime), and `resolveScale` fills them in where a
 // decision needs numbers.
-import type { Runtime } from '../manifest/types.ts';
-
-/** `scale:` as written; every field optional. `idle` keeps its text ("5m"), as /v1 shows it. */
-export interface ScaleInput {
-  readonly min?: number;
-  readonly max?: number;
-  readonly concurrency?: number;
-  readonly idle?: string;
-}
+import type { Runtime, ScaleInput } from './types.ts';
 
 /** `scale:` with every default filled in. */
 export interface Scale {

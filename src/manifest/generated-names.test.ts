@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cronTriggerName, dnsLabel, functionJobName, httpTriggerName } from './names.ts';
+import { cronTriggerName, dnsLabel, functionJobName, httpTriggerName } from './generated-names.ts';
 
 describe('names of what schedules and jobs become', () => {
   it('are <fn>-http, <fn>-cron-<schedule> and <fn>-<job>', () => {
