@@ -77,7 +77,7 @@ export interface FunctionSpec {
   memoryMB?: number;
   /** (default 30; range 1..900; format int32) */
   timeoutSec?: number;
-  /** Plain environment variables as a map NAME: value, or as the old CRD had them, a list of {name, value} (both read the same way); secrets belong in envFromSecrets. Untyped so that either shape passes (the API server runs no CEL rules on untyped fields): the controller checks names and values and marks a Function with a bad env Stalled. */
+  /** Plain environment variables as a map NAME: value, or as the old CRD had them, a list of {name, value} (both read the same way); secrets belong in envFromSecrets. Untyped so that either shape passes (the API server runs no CEL rules on untyped fields): the controller checks names and values and marks a Function with a bad env Stalled (InvalidEnv), also an old list entry with valueFrom: Secrets are read only through envFromSecrets. */
   env?: Record<string, string> | Array<{ name: string; value?: string }>;
   /** Secrets in the same namespace whose keys become environment variables. */
   envFromSecrets?: string[];
