@@ -14,7 +14,7 @@ describe('sless controller settings', () => {
   it('defaults: public git targets only, 10 s interval floor, per-repository and per-namespace caps', () => {
     const s = controllerSettings(loadControllerConfig([], base));
     assert.deepEqual(s.git, { allowedHosts: [], deniedCidrs: [], crossHostRedirects: false, maxFetchBytes: 256 * 1024 * 1024, treeLimits: DEFAULT_TREE_LIMITS, maxFunctions: 500, minIntervalMs: 10_000 });
-    assert.deepEqual(s.limits, { functionsPerNamespace: 1000, schedulesPerNamespace: 2000, jobsPerNamespace: 2000, buildsPerNamespace: 10, syncShare: 0.1, maxReplicas: 20 });
+    assert.deepEqual(s.limits, { functionsPerNamespace: 1000, schedulesPerNamespace: 2000, jobsPerNamespace: 2000, buildsPerNamespace: 10, syncShare: 0.1, maxReplicas: 20, schedulesPerFunction: 20, jobsPerFunction: 20 });
     assert.equal(s.resyncMs, 600_000);
     assert.deepEqual(s.concurrency, { syncs: 8, builds: 16, reconciles: 8, uploads: 32 });
     assert.equal(s.build?.activeDeadlineSeconds, 1800);
@@ -38,6 +38,8 @@ describe('sless controller settings', () => {
         SLESS_MAX_SYNCS_PER_NAMESPACE: '3',
         SLESS_SYNC_SHARE: '0.25',
         SLESS_MAX_REPLICAS: '6',
+        SLESS_MAX_SCHEDULES_PER_FUNCTION: '7',
+        SLESS_MAX_JOBS_PER_FUNCTION: '9',
         SLESS_MIN_INTERVAL: '30s',
         SLESS_IMAGE_PULL_SECRETS: 'pull-a,pull-b',
         SLESS_REGISTRY_SECRET: 'push-creds',
@@ -55,7 +57,7 @@ describe('sless controller settings', () => {
       }),
     );
     assert.deepEqual(s.git, { allowedHosts: ['gitea.gitea.svc', '10.96.7.0/24'], deniedCidrs: ['203.0.113.0/24'], crossHostRedirects: true, maxFetchBytes: 1048576, treeLimits: { maxDepth: 40, maxPathBytes: 1024, maxListingBytes: 8388608 }, maxFunctions: 50, minIntervalMs: 30_000 });
-    assert.deepEqual(s.limits, { functionsPerNamespace: 60, schedulesPerNamespace: 70, jobsPerNamespace: 80, buildsPerNamespace: 4, syncShare: 0.25, maxReplicas: 6, syncsPerNamespace: 3 });
+    assert.deepEqual(s.limits, { functionsPerNamespace: 60, schedulesPerNamespace: 70, jobsPerNamespace: 80, buildsPerNamespace: 4, syncShare: 0.25, maxReplicas: 6, schedulesPerFunction: 7, jobsPerFunction: 9, syncsPerNamespace: 3 });
     assert.deepEqual(s.imagePullSecrets, ['pull-a', 'pull-b']);
     assert.equal(s.registrySecretName, 'push-creds');
     assert.equal(s.resyncMs, 20 * 60_000);

@@ -97,6 +97,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       buildsPerNamespace: config.maxBuildsPerNamespace,
       syncShare: config.syncShare,
       maxReplicas: config.maxReplicas,
+      schedulesPerFunction: config.maxSchedulesPerFunction,
+      jobsPerFunction: config.maxJobsPerFunction,
       ...(config.maxSyncsPerNamespace ? { syncsPerNamespace: config.maxSyncsPerNamespace } : {}),
     },
     ...(config.imagePullSecrets?.length ? { imagePullSecrets: config.imagePullSecrets } : {}),

@@ -126,6 +126,8 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     treeLimits: treeLimitsOf(config),
     logger,
     maxReplicas: config.maxReplicas,
+    schedulesPerFunction: config.maxSchedulesPerFunction,
+    jobsPerFunction: config.maxJobsPerFunction,
   });
   let publicUrl = `http://localhost:${config.port}`;
   const commitStatus = commitStatusOf(config, logger, () => publicUrl);

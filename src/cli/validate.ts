@@ -4,6 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { loadValidateSettings } from '../config/config.ts';
+import type { ManifestCaps } from '../manifest/defaults.ts';
 import { formatProblem } from '../manifest/format-problem.ts';
 import { buildSnapshot } from '../source/build-snapshot.ts';
 import { WorkTree } from '../source/work-tree.ts';
@@ -30,7 +31,7 @@ export async function folderSnapshot(
   command: string,
   argv: string[],
   io: CommandIo,
-  limits: { readonly maxReplicas?: number } = {},
+  limits: ManifestCaps = {},
 ): Promise<{ root: string; snapshot: Snapshot } | number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.stdout.write(`usage: sless ${command} [DIR]   (DIR defaults to the current folder)\n`);
@@ -62,14 +63,14 @@ export function displayPath(root: string, repoPath: string): string {
 }
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
-  let maxReplicas: number;
+  let caps: ManifestCaps;
   try {
-    ({ maxReplicas } = loadValidateSettings());
+    caps = loadValidateSettings();
   } catch (err) {
     io.stderr.write(`sless validate: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const read = await folderSnapshot('validate', argv, io, { maxReplicas });
+  const read = await folderSnapshot('validate', argv, io, caps);
   if (typeof read === 'number') return read;
   const { root, snapshot } = read;
   let problems = 0;

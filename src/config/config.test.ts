@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, describeSettings, loadControllerConfig, loadDevConfig } from './config.ts';
+import { ConfigError, describeSettings, loadControllerConfig, loadDevConfig, loadValidateSettings } from './config.ts';
 
 const SECRET = 'a-secret-of-at-least-32-bytes-0123456789';
 const controllerEnv = { SLESS_JWT_SECRET: SECRET, SLESS_S3_BUCKET: 'contexts', SLESS_REGISTRY: 'reg.example/sless' };
@@ -71,6 +71,19 @@ describe('settings', () => {
     assert.equal(loadControllerConfig([], controllerEnv).watchNamespace, undefined);
     assert.equal(loadControllerConfig([], { ...controllerEnv, SLESS_WATCH_NAMESPACE: 'team-a' }).watchNamespace, 'team-a');
     assert.throws(() => loadControllerConfig([], { ...controllerEnv, SLESS_WATCH_NAMESPACE: 'Team_A' }), /SLESS_WATCH_NAMESPACE/);
+  });
+
+  it('caps schedules and jobs per function at 20 each unless SLESS_MAX_SCHEDULES_PER_FUNCTION / SLESS_MAX_JOBS_PER_FUNCTION say otherwise, alike for the controller, sless dev and sless validate', () => {
+    const dev = loadDevConfig([], {});
+    const controller = loadControllerConfig([], controllerEnv);
+    for (const c of [dev, controller]) assert.deepEqual([c.maxSchedulesPerFunction, c.maxJobsPerFunction], [20, 20]);
+    assert.deepEqual(loadValidateSettings({}), { maxReplicas: 20, schedulesPerFunction: 20, jobsPerFunction: 20 });
+    const set = { SLESS_MAX_SCHEDULES_PER_FUNCTION: '50', SLESS_MAX_JOBS_PER_FUNCTION: '3' };
+    assert.deepEqual([loadDevConfig([], set).maxSchedulesPerFunction, loadDevConfig([], set).maxJobsPerFunction], [50, 3]);
+    assert.deepEqual([loadControllerConfig([], { ...controllerEnv, ...set }).maxSchedulesPerFunction, loadControllerConfig([], { ...controllerEnv, ...set }).maxJobsPerFunction], [50, 3]);
+    assert.deepEqual(loadValidateSettings(set), { maxReplicas: 20, schedulesPerFunction: 50, jobsPerFunction: 3 });
+    assert.throws(() => loadValidateSettings({ SLESS_MAX_SCHEDULES_PER_FUNCTION: '0' }), /SLESS_MAX_SCHEDULES_PER_FUNCTION/);
+    assert.throws(() => loadDevConfig([], { SLESS_MAX_JOBS_PER_FUNCTION: 'many' }), /SLESS_MAX_JOBS_PER_FUNCTION/);
   });
 
   it('reads SLESS_CONSOLE_EXCLUDE as comma-separated names or globs, none by default', () => {

@@ -8,6 +8,7 @@ import { DEFAULT_BUILD_NAMESPACE } from '../platform/tenant-rules.ts';
 import { DEFAULT_TREE_LIMITS, TREE_LIMIT_SETTINGS, type TreeLimits } from '../source/tree-limits.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
 import { SCALE_LIMITS } from '../manifest/scale-spec.ts';
+import { MANIFEST_LIMITS, type ManifestCaps } from '../manifest/defaults.ts';
 import { ConfigError, dnsLabel, duration, flag, port, resolveSettings, type SettingSpec } from './resolve-settings.ts';
 
 const optionalString = z.string().min(1).optional();
@@ -85,6 +86,8 @@ const common = {
     default: SCALE_LIMITS.defaultCap,
     describe: "the cap on a function's scale.max in every namespace (a higher max is an error)",
   },
+  maxSchedulesPerFunction: { env: 'SLESS_MAX_SCHEDULES_PER_FUNCTION', schema: z.coerce.number().int().min(1), default: MANIFEST_LIMITS.schedulesPerFunction, describe: 'most schedules one function.yaml may declare, each a CronJob (more is an error)' },
+  maxJobsPerFunction: { env: 'SLESS_MAX_JOBS_PER_FUNCTION', schema: z.coerce.number().int().min(1), default: MANIFEST_LIMITS.jobsPerFunction, describe: 'most jobs one function.yaml may declare, each run a Job (more is an error)' },
   coldStartTimeout: {
     env: 'SLESS_COLD_START_TIMEOUT',
     schema: duration,
@@ -241,10 +244,11 @@ export function pathGoesWithItsRepo(argv: readonly string[]): string[] {
   return out;
 }
 
-/** The cap `sless validate` checks scale.max against: the one the controller and `sless dev` apply. */
-export function loadValidateSettings(env: Env = process.env): { readonly maxReplicas: number } {
-  const { settings } = resolveSettings({ maxReplicas: common.maxReplicas }, [], env);
-  return settings;
+/** The caps `sless validate` checks a function.yaml against: the ones the controller and `sless dev` apply. */
+export function loadValidateSettings(env: Env = process.env): Required<ManifestCaps> {
+  const { maxReplicas, maxSchedulesPerFunction, maxJobsPerFunction } = common;
+  const { settings } = resolveSettings({ maxReplicas, maxSchedulesPerFunction, maxJobsPerFunction }, [], env);
+  return { maxReplicas: settings.maxReplicas, schedulesPerFunction: settings.maxSchedulesPerFunction, jobsPerFunction: settings.maxJobsPerFunction };
 }
 
 /** Settings of the one-shot commands (`validate`, `hash`): just the directory. */

@@ -3,6 +3,7 @@
 // soon as one of its fields fails, and a user fixing a file wants every problem in one pass.
 import { checkEntrypoint } from './manifest-schema.ts';
 import { queueEntryProblems } from './queue-schema.ts';
+import { MANIFEST_LIMITS, type ManifestCaps } from './defaults.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { scaleProblems } from './scale-spec.ts';
 
@@ -11,10 +12,19 @@ export interface CrossIssue {
   readonly message: string;
 }
 
-/** `maxReplicas`: the namespace cap on scale.max (SLESS_MAX_REPLICAS). */
-export function crossCheck(raw: unknown, maxReplicas?: number): CrossIssue[] {
+/** `caps`: the operator's caps (scale.max, how many schedules and jobs); left out, the defaults. */
+export function crossCheck(raw: unknown, caps: ManifestCaps = {}): CrossIssue[] {
   if (!isRecord(raw)) return [];
   const issues: CrossIssue[] = [];
+  for (const [list, cap, each, setting] of [
+    ['schedules', caps.schedulesPerFunction ?? MANIFEST_LIMITS.schedulesPerFunction, 'each is a CronJob', 'SLESS_MAX_SCHEDULES_PER_FUNCTION'],
+    ['jobs', caps.jobsPerFunction ?? MANIFEST_LIMITS.jobsPerFunction, 'each run is a Job', 'SLESS_MAX_JOBS_PER_FUNCTION'],
+  ] as const) {
+    const items = raw[list];
+    if (Array.isArray(items) && items.length > cap) {
+      issues.push({ path: [list], message: `${String(items.length)} ${list}; a function may declare at most ${String(cap)} (${each}; setting ${setting})` });
+    }
+  }
   for (const [list, what] of [
     ['schedules', 'schedule'],
     ['jobs', 'job'],
@@ -43,7 +53,7 @@ export function crossCheck(raw: unknown, maxReplicas?: number): CrossIssue[] {
     if (why !== undefined) issues.push({ path: ['entrypoint'], message: why });
   }
   if (isRecord(raw['scale'])) {
-    for (const p of scaleProblems(raw['scale'], maxReplicas)) issues.push({ path: ['scale', p.key], message: p.message });
+    for (const p of scaleProblems(raw['scale'], caps.maxReplicas)) issues.push({ path: ['scale', p.key], message: p.message });
   }
   return issues;
 }

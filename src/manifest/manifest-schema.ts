@@ -2,7 +2,7 @@
 // because a misspelt key (`memory: 512`) silently ignored is worse than a failed sync.
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { FUNCTION_DEFAULTS, MANIFEST_LIMITS } from './defaults.ts';
+import { FUNCTION_DEFAULTS } from './defaults.ts';
 import { RUNTIMES, type Runtime } from './types.ts';
 import { checkCron, checkTimezone } from './check-cron.ts';
 import { envValueProblem, eventProblem } from './value-rules.ts';
@@ -116,14 +116,9 @@ export const manifestSchema = z.strictObject({
   ignore: z.array(z.string().min(1, 'an empty pattern matches nothing; remove it')).default([]),
   http: z.strictObject({ enabled: z.boolean().default(FUNCTION_DEFAULTS.httpEnabled) }).default({ enabled: FUNCTION_DEFAULTS.httpEnabled }),
   scale: scale.optional(),
-  schedules: z
-    .array(schedule)
-    .max(MANIFEST_LIMITS.schedulesPerFunction, { error: (issue) => `${String((issue.input as unknown[]).length)} schedules; a function may declare at most ${MANIFEST_LIMITS.schedulesPerFunction} (each is a CronJob)` })
-    .default([]),
-  jobs: z
-    .array(job)
-    .max(MANIFEST_LIMITS.jobsPerFunction, { error: (issue) => `${String((issue.input as unknown[]).length)} jobs; a function may declare at most ${MANIFEST_LIMITS.jobsPerFunction} (each run is a Job)` })
-    .default([]),
+  // How many: a configured cap (ManifestCaps), checked in cross-check.ts.
+  schedules: z.array(schedule).default([]),
+  jobs: z.array(job).default([]),
   queues: z.array(queueTriggerSchema).default([]),
 });
 

@@ -479,11 +479,26 @@ describe('parseManifest: YAML that is refused before validation', () => {
     const schedules = Array.from({ length: 21 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
     const jobs = Array.from({ length: 21 }, (_, i) => `  - {name: j${i}, run_id: 1}`).join('\n');
     assertProblems(`runtime: nodejs20\nschedules:\n${schedules}\njobs:\n${jobs}\n`, [
-      [2, 'schedules', /21 schedules; a function may declare at most 20 \(each is a CronJob\)/],
-      [24, 'jobs', /21 jobs; a function may declare at most 20 \(each run is a Job\)/],
+      [2, 'schedules', /21 schedules; a function may declare at most 20 \(each is a CronJob; setting SLESS_MAX_SCHEDULES_PER_FUNCTION\)/],
+      [24, 'jobs', /21 jobs; a function may declare at most 20 \(each run is a Job; setting SLESS_MAX_JOBS_PER_FUNCTION\)/],
     ]);
     const twenty = Array.from({ length: 20 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
     assert.deepEqual(parse(`runtime: nodejs20\nschedules:\n${twenty}\n`).problems, []);
+  });
+
+  it('the caps on schedules and jobs are the ones given (SLESS_MAX_SCHEDULES_PER_FUNCTION, SLESS_MAX_JOBS_PER_FUNCTION)', () => {
+    const text = 'runtime: nodejs20\nschedules:\n  - {name: a, cron: "* * * * *"}\n  - {name: b, cron: "* * * * *"}\n  - {name: c, cron: "* * * * *"}\njobs:\n  - {name: j, run_id: 1}\n  - {name: k, run_id: 1}\n';
+    const capped = parseManifest(text, { file: FILE, dirName: 'hello', schedulesPerFunction: 2, jobsPerFunction: 1 });
+    assert.equal(capped.manifest, undefined);
+    assert.deepEqual(capped.problems.map(formatProblem), [
+      `${FILE}:2: schedules: 3 schedules; a function may declare at most 2 (each is a CronJob; setting SLESS_MAX_SCHEDULES_PER_FUNCTION)`,
+      `${FILE}:6: jobs: 2 jobs; a function may declare at most 1 (each run is a Job; setting SLESS_MAX_JOBS_PER_FUNCTION)`,
+    ]);
+    const roomy = parseManifest(text, { file: FILE, dirName: 'hello', schedulesPerFunction: 3, jobsPerFunction: 2 });
+    assert.deepEqual(roomy.problems, []);
+    assert.equal(roomy.manifest?.schedules.length, 3);
+    const fifty = Array.from({ length: 50 }, (_, i) => `  - {name: s${i}, cron: "* * * * *"}`).join('\n');
+    assert.deepEqual(parseManifest(`runtime: nodejs20\nschedules:\n${fifty}\n`, { file: FILE, dirName: 'hello', schedulesPerFunction: 50 }).problems, []);
   });
 
   it('an env value with a NUL byte is refused (issue 31 item 14)', () => {

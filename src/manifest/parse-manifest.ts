@@ -35,16 +35,16 @@ import { rememberNameLine } from './name-lines.ts';
 import { plainToJS, readPlainYaml } from './plain-yaml.ts';
 import { lineOfExcessBrackets, MAX_EVENT_DEPTH, MAX_OPEN_BRACKETS } from './value-rules.ts';
 import type { FunctionManifest, ManifestProblem } from './types.ts';
+import type { ManifestCaps } from './defaults.ts';
 
 export const MAX_MANIFEST_BYTES = 64 * 1024;
 
-export interface ParseManifestOptions {
+/** The caps (ManifestCaps) default to SCALE_LIMITS.defaultCap and MANIFEST_LIMITS. */
+export interface ParseManifestOptions extends ManifestCaps {
   /** Path shown in problems (repo-relative or CLI-relative). */
   readonly file: string;
   /** Name of the directory holding the file: the default function name. */
   readonly dirName: string;
-  /** The namespace cap on `scale.max` (SLESS_MAX_REPLICAS); default SCALE_LIMITS.defaultCap. */
-  readonly maxReplicas?: number;
 }
 
 export interface ParsedManifest {
@@ -99,7 +99,7 @@ export function parsePlainManifest(text: string, opts: ParseManifestOptions): Pa
     }
   }
   const result = manifestSchema.safeParse(input, { error: userMessage });
-  if (!result.success || crossCheck(input, opts.maxReplicas).length > 0) return undefined;
+  if (!result.success || crossCheck(input, opts).length > 0) return undefined;
   if (!root.entries.has('name') && checkFunctionName(opts.dirName) !== undefined) return undefined;
   const raw = result.data;
   const name = raw.name ?? opts.dirName;
@@ -140,7 +140,7 @@ export function parseYamlManifest(text: string, opts: ParseManifestOptions): Par
   coerceEnvScalars(doc);
   const input: unknown = doc.toJS({ maxAliasCount: 0 });
   const result = manifestSchema.safeParse(input, { error: userMessage });
-  const cross = crossCheck(input, opts.maxReplicas).map((c) => {
+  const cross = crossCheck(input, opts).map((c) => {
     const at = locateNode(doc, lineCounter, c.path);
     return problem(at?.line ?? 0, formatKeyPath(c.path), c.message, at?.column);
   });

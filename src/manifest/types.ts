@@ -42,7 +42,7 @@ export interface FunctionManifest {
   readonly include: readonly string[];
   readonly ignore: readonly string[];
   readonly http: { readonly enabled: boolean };
-  /** `scale:` as written (src/scale/scale-spec.ts resolves the defaults); undefined when absent or empty. */
+  /** `scale:` as written (scale-spec.ts resolves the defaults); undefined when absent or empty. */
   readonly scale?: ScaleInput;
   readonly schedules: readonly ScheduleSpec[];
   readonly jobs: readonly JobSpec[];

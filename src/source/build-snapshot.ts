@@ -5,6 +5,7 @@
 // tree oid (and its include paths' oids), so a sync after a one-file push parses one manifest.
 import { createHash } from 'node:crypto';
 import { findDuplicateNames } from './find-duplicate-names.ts';
+import { manifestCapsOf, type ManifestCaps } from '../manifest/defaults.ts';
 import { parseManifest } from '../manifest/parse-manifest.ts';
 import type { ManifestProblem } from '../manifest/types.ts';
 import { codeHash, MANIFEST_FILE } from './code-hash.ts';
@@ -16,13 +17,12 @@ import type { FunctionEntry, Snapshot } from './types.ts';
 
 const NEVER_SEARCHED = new Set(['.git', 'node_modules']);
 
-export interface SnapshotOptions {
+/** The caps (ManifestCaps): a function.yaml over one has a problem. */
+export interface SnapshotOptions extends ManifestCaps {
   /** Repo-relative folder to search (docs/contract.md §2: FunctionRepository spec.path); '' or '.' = the root. */
   readonly path?: string;
   /** Where the user sets `path`, named in errors: `spec.path` (default) or `--path` (sless dev). */
   readonly pathSetting?: string;
-  /** The namespace cap on a function's scale.max (SLESS_MAX_REPLICAS); a higher max is a problem. */
-  readonly maxReplicas?: number;
 }
 
 interface Memo {
@@ -79,7 +79,7 @@ export class SnapshotBuilder {
           nextMemo.set(f.dir, old);
           return old.entry;
         }
-        const entry = await readFunction(tree, f.dir, f.entries ?? (await tree.readDir(f.dir)) ?? [], options.maxReplicas);
+        const entry = await readFunction(tree, f.dir, f.entries ?? (await tree.readDir(f.dir)) ?? [], manifestCapsOf(options));
         if (f.dirOid !== '') nextMemo.set(f.dir, { dirOid: f.dirOid, includeKey: await includeKey(tree, entry), entry });
         return entry;
       }),
@@ -130,7 +130,7 @@ async function discover(
   );
 }
 
-async function readFunction(tree: SourceTree, dir: string, entries: readonly TreeEntry[], maxReplicas: number | undefined): Promise<FunctionEntry> {
+async function readFunction(tree: SourceTree, dir: string, entries: readonly TreeEntry[], caps: ManifestCaps): Promise<FunctionEntry> {
   const file = joinPath(dir, MANIFEST_FILE);
   const dirName = dir === '' ? 'root' : dir.slice(dir.lastIndexOf('/') + 1);
   const manifestEntry = entries.find((e) => e.name === MANIFEST_FILE);
@@ -138,7 +138,7 @@ async function readFunction(tree: SourceTree, dir: string, entries: readonly Tre
     return { name: dirName, path: dir, problems: [{ file, line: 0, key: '', message: 'function.yaml is a symlink; make it a regular file' }] };
   }
   const text = (await tree.readBlob(file, manifestEntry?.oid ?? '')).toString('utf8');
-  const parsed = parseManifest(text, { file, dirName, ...(maxReplicas === undefined ? {} : { maxReplicas }) });
+  const parsed = parseManifest(text, { file, dirName, ...caps });
   const manifest = parsed.manifest;
   // The parser's own reading of the name (a valid `name:`, else the folder's): one rule for it.
   if (!manifest) return { name: parsed.name, path: dir, problems: parsed.problems };

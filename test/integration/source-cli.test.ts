@@ -41,6 +41,8 @@ before(async () => {
     'bad/dupe-b/function.yaml': 'name: twin\nruntime: nodejs20\n',
     'scaled/wide/function.yaml': 'runtime: nodejs20\nscale:\n  min: 0\n  max: 8\n  idle: 30s\n',
     'scaled/wide/handler.js': 'exports.handle = () => "hi";\n',
+    'ticking/clock/function.yaml': `runtime: nodejs20\nschedules:\n${['a', 'b', 'c'].map((n) => `  - {name: ${n}, cron: "@hourly"}`).join('\n')}\njobs:\n  - {name: seed, run_id: 1}\n`,
+    'ticking/clock/handler.js': 'exports.handle = () => "hi";\n',
     // issue 31 item 9: one event nested 15,000 deep beside a healthy sibling
     'deep/healthy/function.yaml': 'runtime: nodejs20\n',
     'deep/hostile/function.yaml': `runtime: nodejs20\njobs:\n  - name: seed\n    run_id: 1\n    event: ${'['.repeat(15_000)}${']'.repeat(15_000)}\n`,
@@ -92,6 +94,21 @@ describe('sless validate', () => {
     const bad = await sless(['validate', 'scaled'], dir, { SLESS_MAX_REPLICAS: 'many' });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /SLESS_MAX_REPLICAS/);
+  });
+
+  it('checks how many schedules and jobs a function declares against SLESS_MAX_SCHEDULES_PER_FUNCTION and SLESS_MAX_JOBS_PER_FUNCTION', async () => {
+    const byDefault = await sless(['validate', 'ticking'], dir);
+    assert.equal(byDefault.code, 0, byDefault.stderr);
+    const capped = await sless(['validate', 'ticking'], dir, { SLESS_MAX_SCHEDULES_PER_FUNCTION: '2' });
+    assert.equal(capped.code, 1);
+    assert.deepEqual(capped.stderr.trim().split('\n'), [
+      'ticking/clock/function.yaml:2: schedules: 3 schedules; a function may declare at most 2 (each is a CronJob; setting SLESS_MAX_SCHEDULES_PER_FUNCTION)',
+      '1 problem in 1 of 1 function',
+    ]);
+    assert.equal((await sless(['validate', 'ticking'], dir, { SLESS_MAX_SCHEDULES_PER_FUNCTION: '3' })).code, 0);
+    const noJobs = await sless(['validate', 'ticking'], dir, { SLESS_MAX_JOBS_PER_FUNCTION: '0' });
+    assert.equal(noJobs.code, 2);
+    assert.match(noJobs.stderr, /SLESS_MAX_JOBS_PER_FUNCTION/);
   });
 
   it('a value nested 15,000 deep is a file:line problem of its own file; the sibling stays valid', async () => {

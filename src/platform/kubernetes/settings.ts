@@ -4,6 +4,7 @@
 import { DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE } from '../tenant-rules.ts';
 import type { TreeLimits } from '../../source/tree-limits.ts';
 import { SCALE_LIMITS } from '../../manifest/scale-spec.ts';
+import { MANIFEST_LIMITS } from '../../manifest/defaults.ts';
 
 export interface S3Settings {
   /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */
@@ -96,6 +97,8 @@ export function resolveControllerSettings(settings: ControllerSettings): Resolve
       schedulesPerNamespace: settings.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE,
       jobsPerNamespace: settings.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE,
       maxReplicas: settings.limits?.maxReplicas ?? SCALE_LIMITS.defaultCap,
+      schedulesPerFunction: settings.limits?.schedulesPerFunction ?? MANIFEST_LIMITS.schedulesPerFunction,
+      jobsPerFunction: settings.limits?.jobsPerFunction ?? MANIFEST_LIMITS.jobsPerFunction,
     },
     concurrency: {
       syncs,
@@ -144,6 +147,10 @@ export interface TenantLimits {
   readonly syncShare?: number;
   /** The cap on a function's scale.max (SLESS_MAX_REPLICAS); default SCALE_LIMITS.defaultCap. */
   readonly maxReplicas?: number;
+  /** The most schedules one function.yaml may declare (SLESS_MAX_SCHEDULES_PER_FUNCTION); default MANIFEST_LIMITS. */
+  readonly schedulesPerFunction?: number;
+  /** The most jobs one function.yaml may declare (SLESS_MAX_JOBS_PER_FUNCTION); default MANIFEST_LIMITS. */
+  readonly jobsPerFunction?: number;
 }
 
 /**

@@ -9,6 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import fs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
+import { manifestCapsOf, type ManifestCaps } from '../../manifest/defaults.ts';
 import { SnapshotBuilder } from '../../source/build-snapshot.ts';
 import { GitSource } from '../../source/git-source.ts';
 import { redactUrl } from '../../source/git-source-error.ts';
@@ -22,7 +23,8 @@ import { gitDirsOf, headOf } from './git-dirs.ts';
 import type { Logger } from './logger.ts';
 import type { RepositoryRead, RepositoryReader } from './ports.ts';
 
-export interface OpenRepositoryOptions {
+/** The caps (ManifestCaps) a function.yaml is checked against. */
+export interface OpenRepositoryOptions extends ManifestCaps {
   /** URL, path of a local git repository, or path of a plain folder. */
   readonly repo: string;
   /** Default: `main` for URLs, the checked-out branch for a local repository. */
@@ -33,16 +35,14 @@ export interface OpenRepositoryOptions {
   /** Bounds on a revision's shape (default DEFAULT_TREE_LIMITS): past one, read() throws TreeLimitError. */
   readonly treeLimits?: TreeLimits;
   readonly logger: Logger;
-  /** The cap on a function's scale.max (SLESS_MAX_REPLICAS). */
-  readonly maxReplicas?: number;
 }
 
 export function isGitUrl(repo: string): boolean {
   return /^(https?|git|ssh|file):\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
 }
 
-function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree, maxReplicas?: number): Promise<RepositoryRead> {
-  return snapshots.build(tree, { path: watched, pathSetting: '--path', ...(maxReplicas === undefined ? {} : { maxReplicas }) }).then((snapshot) => ({
+function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree, caps: ManifestCaps): Promise<RepositoryRead> {
+  return snapshots.build(tree, { path: watched, pathSetting: '--path', ...caps }).then((snapshot) => ({
     snapshot,
     files: (entry) => readFunctionFiles(tree, entry),
   }));
@@ -68,7 +68,7 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
       path: opts.path,
       async read() {
         const { tree } = await source.sync();
-        return readerOver(snapshots, opts.path, tree, opts.maxReplicas);
+        return readerOver(snapshots, opts.path, tree, manifestCapsOf(opts));
       },
       close: () => source.close(),
     };
@@ -105,7 +105,7 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
           throw new Error(branch ? `${root} has no branch "${branch}"; commit to it or pass --branch` : `the HEAD of ${root} names no commit; check out a branch or pass --branch`);
         }
         memo.rotate();
-        return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }), opts.maxReplicas);
+        return readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }), manifestCapsOf(opts));
       },
     };
   }
@@ -113,6 +113,6 @@ export async function openRepository(opts: OpenRepositoryOptions): Promise<Repos
     displayUrl: root,
     branch: opts.branch ?? 'main',
     path: opts.path,
-    read: () => readerOver(snapshots, opts.path, new WorkTree(root), opts.maxReplicas),
+    read: () => readerOver(snapshots, opts.path, new WorkTree(root), manifestCapsOf(opts)),
   };
 }

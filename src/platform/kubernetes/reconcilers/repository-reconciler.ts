@@ -6,6 +6,7 @@
 // Safety rules (issue 4): a sync that finds zero functions where the repository owns some prunes nothing
 // and goes Stalled; a function whose folder is broken keeps its objects untouched (last good version keeps
 // running) and reports the problem in status.functions[].error; prune only when spec.prune.
+import { manifestCapsOf } from '../../../manifest/defaults.ts';
 import { formatProblem } from '../../../manifest/format-problem.ts';
 import { GitSourceError } from '../../../source/git-source-error.ts';
 import { TreeLimitError } from '../../../source/tree-limits.ts';
@@ -148,7 +149,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     state.applied = undefined;
     // Reading the tree, uploading contexts and applying objects: the costly part of a sync that changes something.
     await boundary();
-    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '', maxReplicas: ctx.settings.limits.maxReplicas });
+    const snapshot = await state.snapshots.build(tree, { path: spec.path ?? '', ...manifestCapsOf(ctx.settings.limits) });
     /** The same by name: a sync of 1,000 functions looks each one up (no scan of the lists per function). */
     const byName = <T extends { metadata?: { name?: string } }>(list: readonly T[]) => new Map(list.map((o) => [o.metadata?.name ?? '', o]));
     const live: LiveObjects = { functions: byName(owned.functions), triggers: byName(owned.triggers), jobs: byName(owned.jobs) };
