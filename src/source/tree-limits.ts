@@ -26,7 +26,8 @@ export const DEFAULT_TREE_LIMITS: TreeLimits = { maxDepth: 128, maxPathBytes: 40
 /** The setting behind each limit, for messages and docs. */
 export const TREE_LIMIT_SETTINGS = { maxDepth: 'SLESS_MAX_TREE_DEPTH', maxPathBytes: 'SLESS_MAX_PATH_BYTES', maxListingBytes: 'SLESS_MAX_TREE_BYTES' } as const;
 
-export type TreeLimitReason = 'TreeTooDeep' | 'PathTooLong' | 'TreeTooLarge';
+export const TREE_LIMIT_REASONS = ['TreeTooDeep', 'PathTooLong', 'TreeTooLarge'] as const;
+export type TreeLimitReason = (typeof TREE_LIMIT_REASONS)[number];
 
 /** A revision past a TreeLimits bound: refused as a whole (the repository's status reason is `reason`). */
 export class TreeLimitError extends Error {

@@ -9,15 +9,13 @@ import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESP
 import type { ControllerSettings } from './settings.ts';
 import { apiMessage, isStatus } from './api-client/kube-client.ts';
 import { StalledError } from './stalled-error.ts';
+import type { TenantRefusalReason } from '../reasons.ts';
 
 /** The ClusterRole bound in every tenant namespace, and the name of that RoleBinding (deploy/base/rbac.yaml). */
 export const TENANT_ROLE = 'sless-tenant';
 
 /** How long an ensured namespace is trusted before its RoleBinding is checked again (a recreated namespace loses it). */
 const ENSURED_TTL_MS = 5 * 60_000;
-
-/** Why the platform refuses a namespace or Secret (a StalledError's reason; /v1 answers it with 400). */
-export type TenantRefusalReason = 'ReservedNamespace' | 'SecretNotAllowed' | 'SecretNotFound';
 
 /** A namespace or Secret the platform refuses: the reconcilers turn it into Stalled/Failed, /v1 into 400/403. */
 export type TenantRefusal = StalledError & { readonly reason: TenantRefusalReason };

@@ -4,6 +4,7 @@ import { PlatformError, type RepositoryInput, type RepositoryRecord, type Webhoo
 import { notFound } from './jobs-and-schedules.ts';
 import type { LocalState } from './local-state.ts';
 import type { RepositoryReader } from './ports.ts';
+import type { RepositoryReason } from '../reasons.ts';
 
 export interface LocalRepositoryOptions {
   readonly namespace: string;
@@ -35,10 +36,10 @@ export class LocalRepository {
       webhookPath: `/hooks/${this.o.namespace}/${this.o.repoName}`,
       functions: stored.functions ?? [],
       ready: stored.lastError
-        ? { status: 'False', reason: stored.lastErrorReason ?? 'SyncFailed', message: stored.lastError }
+        ? ready('False', stored.lastErrorReason ?? 'SyncFailed', stored.lastError)
         : stored.revision
-          ? { status: 'True', reason: 'Synced', message: `synced ${stored.revision}` }
-          : { status: 'Unknown', reason: 'Progressing', message: 'first sync not done yet' },
+          ? ready('True', 'Synced', `synced ${stored.revision}`)
+          : ready('Unknown', 'Progressing', 'first sync not done yet'),
     };
   }
 
@@ -73,4 +74,9 @@ export class LocalRepository {
     if (!this.#isOurs(namespace, name)) return undefined;
     return { branch: this.o.repository.branch, secret: this.o.webhookSecret };
   }
+}
+
+/** The repository's Ready condition as the controller would write it, with one of its reasons (reasons.ts). */
+function ready(status: 'True' | 'False' | 'Unknown', reason: RepositoryReason, message: string): NonNullable<RepositoryRecord['ready']> {
+  return { status, reason, message };
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { FunctionManifest } from '../../manifest/types.ts';
 import type { BaseImages } from '../../plan/plan-changes.ts';
 import type { Snapshot } from '../../source/types.ts';
+import type { TreeLimitReason } from '../../source/tree-limits.ts';
 import type { FunctionRecord, JobRecord, RepositoryFunctionStatus, TriggerRecord } from '../types.ts';
 
 export interface StoredFunction {
@@ -27,7 +28,7 @@ export interface StoredRepository {
   readonly baseImages?: BaseImages;
   readonly lastError?: string;
   /** The reason of lastError when it has its own (TreeTooDeep, PathTooLong, TreeTooLarge); else SyncFailed. */
-  readonly lastErrorReason?: string;
+  readonly lastErrorReason?: TreeLimitReason;
   /** Status per function of the last synced revision, broken ones included. */
   readonly functions?: readonly RepositoryFunctionStatus[];
 }

@@ -24,10 +24,10 @@ describe('summarize', () => {
     assert.deepEqual(f.conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Reconciling=True']);
   });
   it('keeps lastTransitionTime while the status stays the same', () => {
-    const first = summarize(undefined, { kind: 'ready', reason: 'A', message: 'a' }, 1, T0);
-    const again = summarize(first.conditions, { kind: 'ready', reason: 'B', message: 'b' }, 2, T1);
+    const first = summarize(undefined, { kind: 'ready', reason: 'Synced', message: 'a' }, 1, T0);
+    const again = summarize(first.conditions, { kind: 'ready', reason: 'FunctionErrors', message: 'b' }, 2, T1);
     assert.equal(again.conditions[0]?.lastTransitionTime, T0);
-    const flipped = summarize(first.conditions, { kind: 'failed', reason: 'C', message: 'c' }, 2, T1);
+    const flipped = summarize(first.conditions, { kind: 'failed', reason: 'SyncFailed', message: 'c' }, 2, T1);
     assert.equal(flipped.conditions[0]?.lastTransitionTime, T1);
   });
   it('while suspended keeps Ready as it was (status, reason, message, transition time) at the new generation, and drops Reconciling and Stalled', () => {
@@ -41,9 +41,9 @@ describe('summarize', () => {
     assert.deepEqual(summarize(undefined, { kind: 'suspended', reason: 'Suspended', message: 'x' }, 1, T0), { observedGeneration: 1, conditions: [] });
   });
   it('recognises a status that already says the same, to skip a write', () => {
-    const a = summarize(undefined, { kind: 'ready', reason: 'A', message: 'a' }, 1, T0).conditions;
-    assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'A', message: 'a' }, 1, T1).conditions), true);
-    assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'A', message: 'a' }, 2, T1).conditions), false);
+    const a = summarize(undefined, { kind: 'ready', reason: 'Synced', message: 'a' }, 1, T0).conditions;
+    assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'Synced', message: 'a' }, 1, T1).conditions), true);
+    assert.equal(sameConditions(a, summarize(a, { kind: 'ready', reason: 'Synced', message: 'a' }, 2, T1).conditions), false);
   });
 });
 

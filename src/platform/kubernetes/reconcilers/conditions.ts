@@ -1,5 +1,6 @@
 // The one summarize step every reconciler ends with (Flux style): from the outcome of the steps it sets
 // Ready, Reconciling and Stalled plus observedGeneration. No step writes Ready itself.
+import type { SlessReason } from '../../reasons.ts';
 import type { Condition } from '../objects/resources.ts';
 
 /**
@@ -13,12 +14,11 @@ import type { Condition } from '../objects/resources.ts';
  *   Current. The conditions still take the new observedGeneration: setting suspend raised the generation,
  *   and kstatus and `kubectl wait` ignore conditions of an older one.
  */
-export type Outcome =
-  | { readonly kind: 'ready'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'progressing'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'stalled'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'suspended'; readonly reason: string; readonly message: string };
+export type Outcome<R extends SlessReason = SlessReason> = {
+  readonly kind: 'ready' | 'progressing' | 'failed' | 'stalled' | 'suspended';
+  readonly reason: R;
+  readonly message: string;
+};
 
 function condition(
   previous: readonly Condition[] | undefined,

@@ -2,6 +2,7 @@
 // named by the runID. Status follows the Job's conditions; the message is the pod's output, capped.
 import type { V1Job } from '@kubernetes/client-node';
 import { functionJobRun, runJobName } from '../objects/job-workloads.ts';
+import type { FunctionJobReason } from '../../reasons.ts';
 import type { FunctionJobResource, FunctionJobStatus } from '../objects/resources.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
 import { record, type ReconcileContext } from './reconcile-context.ts';
@@ -12,9 +13,9 @@ import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-o
 const OUTPUT_BYTES = 8192;
 
 /** Status fields to merge; null clears one (a rerun clears the previous run's completionTime). */
-type Result = Reconciled<FunctionJobStatus>;
+type Result = Reconciled<FunctionJobStatus, FunctionJobReason>;
 
-export class FunctionJobReconciler implements Reconciler<FunctionJobResource, FunctionJobStatus> {
+export class FunctionJobReconciler implements Reconciler<FunctionJobResource, FunctionJobStatus, FunctionJobReason> {
   readonly kind = 'FunctionJob';
 
   constructor(private readonly ctx: ReconcileContext) {}
@@ -27,7 +28,7 @@ export class FunctionJobReconciler implements Reconciler<FunctionJobResource, Fu
     return this.ctx.caches.functionJobs.get(name, namespace);
   }
 
-  retryReason(): string {
+  retryReason(): FunctionJobReason {
     return 'RunError';
   }
 
@@ -46,7 +47,9 @@ export class FunctionJobReconciler implements Reconciler<FunctionJobResource, Fu
     if (!job) {
       if (finishedBefore) {
         // The Job expired (ttlSecondsAfterFinished); its result stays in status.
-        return { outcome: { kind: status.phase === 'Succeeded' ? 'ready' : 'stalled', reason: status.phase ?? 'Finished', message: 'run finished' }, status: {} };
+        // finishedBefore: the phase is one of the two, and the reason repeats it.
+        const ended = status.phase === 'Succeeded' ? 'Succeeded' : 'Failed';
+        return { outcome: { kind: ended === 'Succeeded' ? 'ready' : 'stalled', reason: ended, message: 'run finished' }, status: {} };
       }
       const fnName = fj.spec?.functionRef ?? '';
       const fn = ctx.caches.functions.get(fnName, namespace);

@@ -6,6 +6,7 @@ import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { buildKey, imageTag, tagOf } from '../objects/build-key.ts';
 import { functionDeployment, functionService } from '../objects/function-workload.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
+import type { FunctionReason } from '../../reasons.ts';
 import type { FunctionResource, FunctionStatus } from '../objects/resources.ts';
 import { envProblem, httpEnabledFrom } from '../records.ts';
 import { select } from '../api-client/cache-index.ts';
@@ -49,7 +50,7 @@ export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn:
   return buildKey({ codeHash, runtime: spec.runtime, baseImage: ctx.baseImageOf(spec.runtime) });
 }
 
-export class FunctionReconciler implements Reconciler<FunctionResource, FunctionStatus> {
+export class FunctionReconciler implements Reconciler<FunctionResource, FunctionStatus, FunctionReason> {
   readonly kind = 'Function';
   private readonly builds: FunctionBuilds;
 
@@ -89,7 +90,7 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     return true;
   }
 
-  retryReason(): string {
+  retryReason(): FunctionReason {
     return 'ReconcileError';
   }
 

@@ -14,6 +14,7 @@ import type { StatusMemo } from './status-writer.ts';
 import type { OwnedApplier } from '../objects/owned-applier.ts';
 import { LABELS } from '../objects/meta.ts';
 import type { TenantAccess } from '../tenant-access.ts';
+import type { SlessReason } from '../../reasons.ts';
 
 export interface ControllerLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -74,7 +75,7 @@ export interface ReconcileContext {
  * (as the log line still names each), not one Event per Function: a sync of 1,000 new functions made 2,000
  * Events. Failures and everything else a user must see on the Function itself stay there.
  */
-export const ROUTINE_REASONS: ReadonlySet<string> = new Set(['BuildStarted', 'BuildSucceeded', 'Deployed']);
+export const ROUTINE_REASONS: ReadonlySet<SlessReason> = new Set<SlessReason>(['BuildStarted', 'BuildSucceeded', 'Deployed']);
 
 /**
  * One log line and one Event sharing the reason string: on the object, or, for a routine outcome of a
@@ -84,7 +85,7 @@ export function record(
   ctx: ReconcileContext,
   target: EventTarget & { readonly metadata?: { readonly labels?: Record<string, string> } },
   type: 'Normal' | 'Warning',
-  reason: string,
+  reason: SlessReason,
   message: string,
 ): void {
   const ref = `${target.kind ?? '?'} ${target.metadata?.namespace ?? ''}/${target.metadata?.name ?? ''}`;

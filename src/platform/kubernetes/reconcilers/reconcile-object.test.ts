@@ -7,6 +7,7 @@ import type { Condition, Metadata } from '../objects/resources.ts';
 import { StalledError } from '../stalled-error.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
 import type { StatusMemo } from './status-writer.ts';
+import type { SlessReason } from '../../reasons.ts';
 
 interface Thing {
   metadata?: Metadata;
@@ -15,9 +16,9 @@ interface Thing {
 }
 
 const T0 = '2026-12-01T00:00:00.000Z';
-const READY: Condition = { type: 'Ready', status: 'True', reason: 'Done', message: 'all good', lastTransitionTime: T0, observedGeneration: 1 };
+const READY: Condition = { type: 'Ready', status: 'True', reason: 'Deployed', message: 'all good', lastTransitionTime: T0, observedGeneration: 1 };
 
-function harness(obj: Thing | undefined, steps: Reconciler<Thing, { note?: string }>['steps'], extra: Partial<Reconciler<Thing, { note?: string }>> = {}) {
+function harness(obj: Thing | undefined, steps: Reconciler<Thing, { note?: string }, SlessReason>['steps'], extra: Partial<Reconciler<Thing, { note?: string }, SlessReason>> = {}) {
   const calls: string[] = [];
   const patches: Array<{ kind: string; body: { conditions: Condition[]; observedGeneration?: number; note?: string } }> = [];
   const ctx = {
@@ -31,12 +32,12 @@ function harness(obj: Thing | undefined, steps: Reconciler<Thing, { note?: strin
     now: () => new Date('2026-12-01T01:00:00Z'),
     statusMemo: new Map() as StatusMemo,
   } as unknown as Parameters<typeof reconcileObject>[0];
-  const reconciler: Reconciler<Thing, { note?: string }> = {
+  const reconciler: Reconciler<Thing, { note?: string }, SlessReason> = {
     kind: 'Function',
     get: () => obj,
     gone: (key) => void calls.push(`gone ${key}`),
     finalize: async () => void calls.push('finalize'),
-    retryReason: () => 'Retrying',
+    retryReason: () => 'ReconcileError',
     steps,
     ...extra,
   };
@@ -44,7 +45,7 @@ function harness(obj: Thing | undefined, steps: Reconciler<Thing, { note?: strin
 }
 
 const live = (over: Partial<Thing> = {}): Thing => ({ metadata: { name: 'thing', namespace: 'ns', generation: 1, uid: 'u' }, spec: {}, ...over });
-const ready = async (): Promise<Reconciled<{ note?: string }>> => ({ outcome: { kind: 'ready', reason: 'Done', message: 'all good' }, status: { note: 'n' } });
+const ready = async (): Promise<Reconciled<{ note?: string }>> => ({ outcome: { kind: 'ready', reason: 'Deployed', message: 'all good' }, status: { note: 'n' } });
 
 describe('reconcileObject', () => {
   it('writes the outcome of the steps once, with their status fields and the summarized conditions', async () => {
@@ -52,7 +53,7 @@ describe('reconcileObject', () => {
     assert.equal(await h.run(), undefined);
     assert.equal(h.patches.length, 1);
     assert.equal(h.patches[0]?.body.note, 'n');
-    assert.deepEqual(h.patches[0]?.body.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`), ['Ready=True/Done']);
+    assert.deepEqual(h.patches[0]?.body.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`), ['Ready=True/Deployed']);
   });
 
   it('forgets an object that is gone and runs no steps', async () => {
@@ -105,7 +106,7 @@ describe('reconcileObject', () => {
     const boom = new Error('connection reset');
     const h = harness(live(), () => Promise.reject(boom));
     await assert.rejects(h.run(), boom);
-    assert.deepEqual(h.patches[0]?.body.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`), ['Ready=False/Retrying', 'Reconciling=True/Retrying']);
+    assert.deepEqual(h.patches[0]?.body.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`), ['Ready=False/ReconcileError', 'Reconciling=True/ReconcileError']);
   });
 
   it('hands a retry the steps name to the queue after writing their outcome', async () => {
@@ -116,14 +117,14 @@ describe('reconcileObject', () => {
   });
 
   it('writes nothing when the steps hold the write, and passes their requeue on', async () => {
-    const h = harness(live(), async () => ({ outcome: { kind: 'progressing', reason: 'Waiting', message: '' }, status: {}, hold: true, requeueAfterMs: 5_000 }));
+    const h = harness(live(), async () => ({ outcome: { kind: 'progressing', reason: 'RollingOut', message: '' }, status: {}, hold: true, requeueAfterMs: 5_000 }));
     assert.deepEqual(await h.run(), { requeueAfterMs: 5_000 });
     assert.equal(h.patches.length, 0);
   });
 
   it('writes the base status on every run, an error too, under the fields of the steps', async () => {
     const base = { baseStatus: () => ({ note: 'base' }) };
-    const failing = harness(live(), () => Promise.reject(new StalledError('Nope', 'no')), base);
+    const failing = harness(live(), () => Promise.reject(new StalledError('NoCode', 'no')), base);
     await failing.run();
     assert.equal(failing.patches[0]?.body.note, 'base');
     const ok = harness(live(), ready, base);
@@ -137,7 +138,7 @@ describe('reconcileObject', () => {
       live(),
       async (_o, _k, boundary) => {
         await boundary();
-        throw new StalledError('Nope', 'no');
+        throw new StalledError('NoCode', 'no');
       },
       {
         begin: () => ({ boundary: async () => void order.push('boundary'), end: () => void order.push('end') }),

@@ -8,13 +8,14 @@ import { FINALIZER } from '../objects/meta.ts';
 import type { Condition, Metadata, SlessKind } from '../objects/resources.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
 import { StalledError } from '../stalled-error.ts';
+import type { SlessReason } from '../../reasons.ts';
 import type { Outcome } from './conditions.ts';
 import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { writeStatus, type StatusFields, type StatusWriting } from './status-writer.ts';
 
-/** What one run of a reconciler's steps came to. */
-export interface Reconciled<S> {
-  readonly outcome: Outcome;
+/** What one run of a reconciler's steps came to; `R` is the kind's reasons (reasons.ts). */
+export interface Reconciled<S, R extends SlessReason = SlessReason> {
+  readonly outcome: Outcome<R>;
   /** Status fields written beside the conditions ('' or null clear one). */
   readonly status: StatusFields<S>;
   /** Look again after this many ms (default: the reconciler's requeueAfterMs, else only on events). */
@@ -31,7 +32,7 @@ export interface ReconciledObject {
   status?: { conditions?: Condition[]; observedGeneration?: number };
 }
 
-export interface Reconciler<T extends ReconciledObject, S> {
+export interface Reconciler<T extends ReconciledObject, S, R extends SlessReason> {
   readonly kind: SlessKind;
   /** The object from the informer cache (reads never hit the API server). */
   get(namespace: string, name: string): T | undefined;
@@ -48,9 +49,9 @@ export interface Reconciler<T extends ReconciledObject, S> {
    * The ordered steps: an outcome, or a thrown error (StalledError stalls, others retry). `boundary` is
    * awaited between phases (the repository's urgent gate, see begin).
    */
-  steps(obj: T, key: string, boundary: () => Promise<void>): Promise<Reconciled<S>>;
+  steps(obj: T, key: string, boundary: () => Promise<void>): Promise<Reconciled<S, R>>;
   /** The condition reason of a retried error (a thrown error that is no StalledError). */
-  retryReason(err: unknown): string;
+  retryReason(err: unknown): R;
   /** The requeue of a run that names none: the repository's interval. */
   requeueAfterMs?(obj: T): number;
   /** What a run came to, just before its status write (Events, metrics); `failure` is the thrown error it sorted. */
@@ -73,9 +74,9 @@ const NO_TURN: Turn = { boundary: () => Promise.resolve(), end: () => undefined 
 const SUSPENDED: Outcome = { kind: 'suspended', reason: 'Suspended', message: 'spec.suspend is true: not reconciling' };
 
 /** One reconcile of `key` by reconciler `r`: the skeleton above. */
-export async function reconcileObject<T extends ReconciledObject, S>(
+export async function reconcileObject<T extends ReconciledObject, S, R extends SlessReason>(
   ctx: StatusWriting & { readonly kube: Pick<ReconcileContext['kube'], 'mergePatch'> },
-  r: Reconciler<T, S>,
+  r: Reconciler<T, S, R>,
   key: string,
 ): Promise<HandlerResult | void> {
   const { namespace, name } = splitKey(key);
@@ -116,7 +117,7 @@ export async function reconcileObject<T extends ReconciledObject, S>(
 }
 
 /** A thrown error as an outcome: a StalledError stalls (no retry); anything else fails and is retried. */
-export function sortError<S>(err: unknown, retryReason: string): Reconciled<S> {
+export function sortError<S>(err: unknown, retryReason: SlessReason): Reconciled<S> {
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof StalledError) return { outcome: { kind: 'stalled', reason: err.reason, message }, status: {} };
   return { outcome: { kind: 'failed', reason: retryReason, message }, status: {}, retry: err };

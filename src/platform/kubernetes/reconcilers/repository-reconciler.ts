@@ -14,6 +14,7 @@ import { ownedByRepository } from '../objects/drift.ts';
 import { syncQuotaProblem } from '../namespace-quotas.ts';
 import { ANNOTATIONS, FINALIZER, LABELS } from '../objects/meta.ts';
 import { isHealthy, scopeOfSync } from '../../../plan/plan-changes.ts';
+import { GIT_REASON_OF, type RepositoryReason } from '../../reasons.ts';
 import type { RepositoryResource, RepositoryStatus } from '../objects/resources.ts';
 import { UrgentGate } from '../api-client/urgent-gate.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
@@ -33,7 +34,7 @@ import { reconcileObject, type Reconciled, type Reconciler, type Turn } from './
 import { StalledError } from '../stalled-error.ts';
 import { fingerprintOwned, fingerprintRepository, unchangedSince } from './unchanged-sync.ts';
 
-export class RepositoryReconciler implements Reconciler<RepositoryResource, RepositoryStatus> {
+export class RepositoryReconciler implements Reconciler<RepositoryResource, RepositoryStatus, RepositoryReason> {
   readonly kind = 'FunctionRepository';
   /** The git source of each repository (kept across syncs). */
   private readonly sources: RepositorySources;
@@ -75,8 +76,8 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     return repo.spec?.suspend === true;
   }
 
-  retryReason(err: unknown): string {
-    return err instanceof GitSourceError ? gitReason(err) : 'SyncFailed';
+  retryReason(err: unknown): RepositoryReason {
+    return err instanceof GitSourceError ? GIT_REASON_OF[err.reason] : 'SyncFailed';
   }
 
   /** Every sync requeues itself after spec.interval (a stalled one too: it is tried again then). */
@@ -109,7 +110,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
   }
 
   /** One sync: refused in platform namespaces; elsewhere the controller may read its secretRef after that. */
-  async steps(repo: RepositoryResource, key: string, boundary: () => Promise<void>): Promise<Reconciled<RepositoryStatus>> {
+  async steps(repo: RepositoryResource, key: string, boundary: () => Promise<void>): Promise<Reconciled<RepositoryStatus, RepositoryReason>> {
     await this.ctx.tenants.ensure(splitKey(key).namespace);
     try {
       return await this.sync(repo, key, this.requeueAfterMs(repo), boundary);
@@ -125,7 +126,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     key: string,
     intervalMs: number,
     boundary: () => Promise<void>,
-  ): Promise<Reconciled<RepositoryStatus>> {
+  ): Promise<Reconciled<RepositoryStatus, RepositoryReason>> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const spec = repo.spec!;
@@ -217,7 +218,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     if (errors.length > 0) {
       return { outcome: { kind: 'failed', reason: 'FunctionErrors', message: `${summary}; ${errors.map((e) => `${e.name}: ${e.error}`).join('; ')}` }, status };
     }
-    const outcome: Outcome = { kind: 'ready', reason: 'Synced', message: summary };
+    const outcome: Outcome<RepositoryReason> = { kind: 'ready', reason: 'Synced', message: summary };
     state.applied = { revision, repository: current.repository, owned: current.owned, at: current.now, outcome, status };
     return { outcome, status };
   }
@@ -233,7 +234,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
       await boundary();
       return { state, ...(await state.source.sync(syncHint(repo))) };
     } catch (err) {
-      if (err instanceof GitSourceError && !err.retryable) throw new StalledError(gitReason(err), err.message, { cause: err });
+      if (err instanceof GitSourceError && !err.retryable) throw new StalledError(GIT_REASON_OF[err.reason], err.message, { cause: err });
       throw err;
     }
   }
@@ -276,9 +277,4 @@ function lastSyncTime(repo: RepositoryResource, revision: string, now: Date, int
   const last = repo.status?.lastSyncTime;
   const recent = repo.status?.revision === revision && !!last && now.getTime() - new Date(last).getTime() < intervalMs;
   return recent ? new Date(last).toISOString() : now.toISOString();
-}
-
-/** `auth` → `GitAuthFailed`, `branch-not-found` → `GitBranchNotFound`: condition reasons are CamelCase. */
-function gitReason(err: GitSourceError): string {
-  return `Git${err.reason.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase())}${err.reason === 'auth' ? 'Failed' : ''}`;
 }

@@ -4,15 +4,13 @@
 // crash-loop or cannot pull their image make it Ready=False with the reason, still Reconciling (the
 // kubelet keeps trying, a push may fix it); a Deployment past its progress deadline is Stalled.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import { isBrokenContainerReason, type RolloutReason } from '../../reasons.ts';
 
 export type Rollout =
   | { readonly state: 'available'; readonly message: string }
-  | { readonly state: 'progressing'; readonly reason: string; readonly message: string }
-  | { readonly state: 'failing'; readonly reason: string; readonly message: string }
-  | { readonly state: 'stalled'; readonly reason: string; readonly message: string };
-
-/** Waiting reasons of a container that will not become ready by waiting alone. */
-const BROKEN = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+  | { readonly state: 'progressing'; readonly reason: RolloutReason; readonly message: string }
+  | { readonly state: 'failing'; readonly reason: RolloutReason; readonly message: string }
+  | { readonly state: 'stalled'; readonly reason: RolloutReason; readonly message: string };
 
 /** Lines of a crashed container's output that a Function's status message quotes. */
 const OUTPUT_LINES = 6;
@@ -34,7 +32,7 @@ export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V
   for (const pod of current) {
     for (const c of pod.status?.containerStatuses ?? []) {
       const waiting = c.state?.waiting;
-      if (waiting?.reason && BROKEN.has(waiting.reason)) {
+      if (waiting?.reason && isBrokenContainerReason(waiting.reason)) {
         const last = c.lastState?.terminated;
         // The crashed process's last output (terminationMessagePolicy FallbackToLogsOnError) says why,
         // e.g. a SyntaxError; the kubelet's back-off message says only that it waits.

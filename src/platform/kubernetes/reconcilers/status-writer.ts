@@ -5,9 +5,10 @@ import { sameConditions, summarize, type Outcome } from './conditions.ts';
 import type { KubeClient } from '../api-client/kube-client.ts';
 import { normalize, normalizedDigest } from '../objects/drift.ts';
 
-interface WithStatus {
+/** An object of one of our kinds, `S` its status (crd-types.ts). */
+interface WithStatus<S = object> {
   metadata?: { name?: string; namespace?: string; generation?: number; uid?: string };
-  status?: { conditions?: Condition[]; observedGeneration?: number };
+  status?: S & { conditions?: Condition[]; observedGeneration?: number };
 }
 
 /** Status fields a reconcile writes beside the conditions: any of the kind's own, '' or null clearing one. */
@@ -30,24 +31,24 @@ export interface StatusWriting {
   readonly statusMemo: StatusMemo;
 }
 
-export async function writeStatus(
+export async function writeStatus<S extends object>(
   ctx: StatusWriting,
   kind: SlessKind,
-  obj: WithStatus,
+  obj: WithStatus<S>,
   outcome: Outcome,
-  fields: object,
+  fields: StatusFields<S>,
 ): Promise<void> {
-  const prev = (obj.status ?? {}) as Record<string, unknown> & NonNullable<WithStatus['status']>;
+  const prev: Partial<S> & NonNullable<WithStatus['status']> = obj.status ?? {};
   const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString());
   const same =
-    Object.entries(fields as Record<string, unknown>).every(([k, v]) => equalish(prev[k], v)) &&
+    (Object.keys(fields) as (keyof S)[]).every((k) => equalish(prev[k], fields[k])) &&
     prev.observedGeneration === summary.observedGeneration &&
     sameConditions(prev.conditions, summary.conditions);
   if (same) return;
   const id = memoId(kind, obj);
   const body = { ...fields, ...summary };
   // Cleared fields ('' or null) say what an absent one says (equalish): they make no difference here either.
-  const kept = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const kept = Object.fromEntries(Object.entries(body).filter(([, v]: [string, unknown]) => v !== undefined && v !== null && v !== ''));
   // A digest, not the body: a repository's status at 1,000 functions is 129 KB, kept per object.
   const fingerprint = normalizedDigest({ ...kept, conditions: body.conditions.map(({ lastTransitionTime: _t, ...c }) => c) });
   const now = ctx.now().getTime();

@@ -7,9 +7,10 @@ import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { functionUrl } from './function-reconciler.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
+import type { TriggerReason } from '../../reasons.ts';
 import type { TriggerResource, TriggerStatus } from '../objects/resources.ts';
 
-export class TriggerReconciler implements Reconciler<TriggerResource, TriggerStatus> {
+export class TriggerReconciler implements Reconciler<TriggerResource, TriggerStatus, TriggerReason> {
   readonly kind = 'Trigger';
   constructor(private readonly ctx: ReconcileContext) {}
 
@@ -27,11 +28,11 @@ export class TriggerReconciler implements Reconciler<TriggerResource, TriggerSta
     await this.removeCronJob(namespace, name);
   }
 
-  retryReason(): string {
+  retryReason(): TriggerReason {
     return 'ApplyFailed';
   }
 
-  async steps(trigger: TriggerResource, key: string): Promise<Reconciled<TriggerStatus>> {
+  async steps(trigger: TriggerResource, key: string): Promise<Reconciled<TriggerStatus, TriggerReason>> {
     const ctx = this.ctx;
     const { namespace } = splitKey(key);
     const spec = trigger.spec!;

@@ -19,6 +19,7 @@
 // git now", and the ls-remote does that.
 import { createHash } from 'node:crypto';
 import type { RepositoryStatus } from '../objects/resources.ts';
+import type { RepositoryReason } from '../../reasons.ts';
 import type { Outcome } from './conditions.ts';
 import type { StatusFields } from './status-writer.ts';
 
@@ -32,7 +33,7 @@ export interface AppliedSync {
   /** ms since the epoch when the full sync that left this memo ran. */
   readonly at: number;
   /** What that sync reported (status fields and outcome), to report again. */
-  readonly outcome: Outcome;
+  readonly outcome: Outcome<RepositoryReason>;
   readonly status: StatusFields<RepositoryStatus>;
 }
 
