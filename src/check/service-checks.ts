@@ -7,8 +7,7 @@ import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
 import { baseImageOf, buildToolsImageOf } from '../build/runtime-catalog.ts';
 import type { ControllerConfig } from '../config/config.ts';
 import { RUNTIMES } from '../manifest/types.ts';
-import type { ControllerSettings } from '../platform/kubernetes/settings.ts';
-import { DEFAULT_REGISTRY_SECRET } from '../platform/tenant-rules.ts';
+import type { ControllerSettings, ResolvedControllerSettings } from '../platform/kubernetes/settings.ts';
 import { fail, messageOf, pass, type CheckResult } from './check-result.ts';
 import type { KubeReader } from './kube-reader.ts';
 import { dockerConfigCredentials, manifestStatus, parseImageRef, registryBaseUrl, registryHostOf, registryRequest, type Credentials } from './registry-client.ts';
@@ -49,9 +48,9 @@ export interface RegistryAccess {
 }
 
 /** SLESS_REGISTRY answers, and the push Secret (SLESS_REGISTRY_SECRET in the build namespace) is accepted by it. */
-export async function checkRegistry(kube: KubeReader, settings: ControllerSettings): Promise<RegistryAccess> {
+export async function checkRegistry(kube: KubeReader, settings: ResolvedControllerSettings): Promise<RegistryAccess> {
   const host = registryHostOf(settings.registry);
-  const secretName = settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET;
+  const secretName = settings.registrySecretName;
   const where = `${settings.buildNamespace}/${secretName}`;
   const name = `registry ${host}`;
   const credentials = new Map<string, Credentials>();

@@ -16,6 +16,7 @@ import { loadControllerConfig } from '../config/config.ts';
 import { loadCheckConfig } from '../config/tool-settings.ts';
 import { packageRoot } from '../package-root.ts';
 import { controllerSettings } from './controller.ts';
+import { resolveControllerSettings } from '../platform/kubernetes/settings.ts';
 import type { CommandIo } from './io.ts';
 
 type Env = Record<string, string | undefined>;
@@ -85,7 +86,8 @@ export async function runChecks(options: CheckOptions, print: (r: CheckResult) =
   let settings;
   try {
     config = loadControllerConfig([], env);
-    settings = controllerSettings(config); // the same checks of derived settings as at start
+    // The same checks of derived settings as at start, every default filled in as the controller does.
+    settings = resolveControllerSettings(controllerSettings(config));
   } catch (err) {
     add(fail('controller settings', `from ${from}: ${messageOf(err)}`, 'change that setting there (sless controller --help lists them all)'));
     return results;

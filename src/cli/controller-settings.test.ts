@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { loadControllerConfig } from '../config/config.ts';
 import { buildJob } from '../platform/kubernetes/objects/build-job.ts';
 import { functionDeployment } from '../platform/kubernetes/objects/function-workload.ts';
+import { resolveControllerSettings } from '../platform/kubernetes/settings.ts';
 import { DEFAULT_TREE_LIMITS } from '../source/tree-limits.ts';
 import { controllerSettings } from './controller.ts';
 
@@ -64,13 +65,14 @@ describe('sless controller settings', () => {
     assert.deepEqual(s.concurrency, { syncs: 4, builds: 3, reconciles: 16, uploads: 2 });
     assert.deepEqual(s.build, { cache: true, layers: true, activeDeadlineSeconds: 900, cpu: '2', memory: '3Gi' });
 
-    const job = buildJob(s, { namespace: 'team', name: 'fn', buildKey: 'a'.repeat(64), contextUrl: 'https://s3.example/contexts/x.tar.gz?X-Amz-Signature=1' });
+    const resolved = resolveControllerSettings(s);
+    const job = buildJob(resolved, { namespace: 'team', name: 'fn', buildKey: 'a'.repeat(64), contextUrl: 'https://s3.example/contexts/x.tar.gz?X-Amz-Signature=1' });
     assert.equal(job.spec?.activeDeadlineSeconds, 900);
     const kaniko = job.spec?.template.spec?.initContainers?.find((c) => c.name === 'kaniko');
     assert.deepEqual(kaniko?.resources?.requests, { cpu: '2', memory: '3Gi' });
     assert.equal(job.spec?.template.spec?.volumes?.find((v) => v.name === 'registry-config')?.secret?.secretName, 'push-creds', 'the push step pushes with the named registry Secret');
     const fn = { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', metadata: { name: 'fn', namespace: 'team', uid: 'u' }, spec: { runtime: 'nodejs20' } };
-    const deployment = functionDeployment(s, fn as never, { imageRef: 'reg.example/sless/team-fn:abc@sha256:' + 'a'.repeat(64), httpEnabled: true });
+    const deployment = functionDeployment(resolved, fn as never, { imageRef: 'reg.example/sless/team-fn:abc@sha256:' + 'a'.repeat(64), httpEnabled: true });
     assert.deepEqual(deployment.spec?.template.spec?.imagePullSecrets, [{ name: 'pull-a' }, { name: 'pull-b' }]);
   });
 

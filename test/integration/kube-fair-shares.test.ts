@@ -39,7 +39,7 @@ describe('per-namespace cap on Functions', () => {
     await kit.clone.write({ ...nodeFunction('one'), ...nodeFunction('two'), ...nodeFunction('three') });
     await kit.clone.commitAndPush('three functions');
     await kit.startController();
-    pkit = await setupPlatformKit('v1-ns-cap', { settings: { ...platformSettings(testS3Store()), limits: { functionsPerNamespace: 2 } } });
+    pkit = await setupPlatformKit('v1-ns-cap', { settings: platformSettings(testS3Store(), { limits: { functionsPerNamespace: 2 } }) });
   });
   after(async () => {
     await kit?.dispose();

@@ -5,6 +5,8 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubern
 import { S3ArtifactStore } from '../../src/build/s3-artifact-store.ts';
 import { KubernetesPlatform, type KubernetesPlatformOptions } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import type { CodeFile } from '../../src/platform/types.ts';
+import type { ControllerSettings } from '../../src/platform/kubernetes/settings.ts';
+import { testControllerSettings } from '../helpers/controller-settings.ts';
 import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { s3ControllerEnv, sharedS3 } from '../helpers/test-s3.ts';
 
@@ -49,13 +51,15 @@ export function testKubeconfigPath(): string {
   return requireEnv('SLESS_TEST_KUBECONFIG');
 }
 
-export function platformSettings(store: S3ArtifactStore): KubernetesPlatformOptions['settings'] {
-  return {
+/** The platform's settings over the test S3 store; `overrides` change what a test needs (limits). */
+export function platformSettings(store: S3ArtifactStore, overrides: Partial<ControllerSettings> = {}): KubernetesPlatformOptions['settings'] {
+  return testControllerSettings({
     clusterDomain: 'cluster.test',
     runtimeImagePrefix: 'registry.test:5000/runtimes',
     s3: { bucket: process.env.SLESS_TEST_S3_BUCKET ?? store.location, region: 'us-east-1' },
     publicBaseUrl: 'https://fn.example.test/',
-  };
+    ...overrides,
+  });
 }
 
 export async function setupPlatformKit(prefix: string, options: Partial<KubernetesPlatformOptions> = {}): Promise<PlatformKit> {

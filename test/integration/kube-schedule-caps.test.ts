@@ -22,7 +22,7 @@ describe('per-namespace caps on schedules and jobs', () => {
     await kit.clone.write({ ...nodeFunction('one', { yaml: every(2, 'schedules') }), ...nodeFunction('two', { yaml: every(2, 'schedules') }) });
     await kit.clone.commitAndPush('four schedules in a namespace that may hold three');
     await kit.startController();
-    pkit = await setupPlatformKit('v1-sched-cap', { settings: { ...platformSettings(testS3Store()), limits } });
+    pkit = await setupPlatformKit('v1-sched-cap', { settings: platformSettings(testS3Store(), { limits }) });
   });
   after(async () => {
     await kit?.dispose();

@@ -11,6 +11,7 @@ import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-pla
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 import { markDeploymentAvailable } from '../helpers/kube-harness.ts';
+import { testControllerSettings } from '../helpers/controller-settings.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
@@ -46,7 +47,7 @@ describe('KubernetesPlatform lookups come from watches', () => {
       kubeConfig: proxy.kubeConfig(),
       // Never used here: lookups touch no build context.
       store: new S3ArtifactStore({ bucket: 'unused', endpoint: 'http://127.0.0.1:1', region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-      settings: { clusterDomain: 'cluster.test', runtimeImagePrefix: 'registry.test/runtimes', s3: { bucket: 'unused', region: 'us-east-1' } },
+      settings: testControllerSettings({ clusterDomain: 'cluster.test', runtimeImagePrefix: 'registry.test/runtimes', s3: { bucket: 'unused', region: 'us-east-1' } }),
       webhookSecretTtl: { refreshMs: 1_000 },
     });
     await platform.start();

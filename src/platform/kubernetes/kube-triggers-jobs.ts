@@ -8,7 +8,7 @@ import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionJobResource, FunctionResource, TriggerResource } from './objects/resources.ts';
 import { jobRecord, repositoryOf, triggerRecord } from './records.ts';
 import { namespaceQuotaProblem } from './namespace-quotas.ts';
-import { DEFAULT_JOBS_PER_NAMESPACE, DEFAULT_SCHEDULES_PER_NAMESPACE, type TenantLimits } from './settings.ts';
+import type { ResolvedControllerSettings } from './settings.ts';
 import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
 
 export interface KubeTriggersAndJobsDeps {
@@ -16,7 +16,7 @@ export interface KubeTriggersAndJobsDeps {
   /** Called after every write that may change what /fn answers for the function. */
   readonly invalidate: (namespace: string, name: string) => void;
   /** Per-namespace caps on cron schedules and jobs (namespace-quotas.ts). */
-  readonly limits?: Pick<TenantLimits, 'schedulesPerNamespace' | 'jobsPerNamespace'>;
+  readonly limits: Pick<ResolvedControllerSettings['limits'], 'schedulesPerNamespace' | 'jobsPerNamespace'>;
 }
 
 export class KubeTriggersAndJobs {
@@ -41,7 +41,7 @@ export class KubeTriggersAndJobs {
     const fn = await this.functionFor(namespace, input.functionRef, what);
     if (input.type === 'cron') {
       const held = (await this.objects.list<TriggerResource>('Trigger', namespace)).filter((t) => t.spec?.type === 'cron').length;
-      const cap = this.deps.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE;
+      const cap = this.deps.limits.schedulesPerNamespace;
       const over = namespaceQuotaProblem({ namespace, what: 'schedules', adding: 1, held, cap, setting: 'SLESS_MAX_SCHEDULES_PER_NAMESPACE' });
       if (over) throw new PlatformError('quota_exceeded', `${over}; delete one first`);
     }
@@ -115,7 +115,7 @@ export class KubeTriggersAndJobs {
     const what = `job ${namespace}/${input.name}`;
     const fn = await this.functionFor(namespace, input.functionRef, what);
     const held = (await this.objects.list<FunctionJobResource>('FunctionJob', namespace)).length;
-    const cap = this.deps.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE;
+    const cap = this.deps.limits.jobsPerNamespace;
     const over = namespaceQuotaProblem({ namespace, what: 'jobs', adding: 1, held, cap, setting: 'SLESS_MAX_JOBS_PER_NAMESPACE' });
     if (over) throw new PlatformError('quota_exceeded', `${over}; delete one first`);
     const body: FunctionJobResource = {

@@ -41,7 +41,7 @@ import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
 import { TenantAccess, type TenantSettings } from './tenant-access.ts';
 import { StalledError } from './stalled-error.ts';
-import { DEFAULT_FUNCTIONS_PER_NAMESPACE, type ControllerSettings } from './settings.ts';
+import type { ResolvedControllerSettings } from './settings.ts';
 import { API_LABELS, SlessObjects } from './sless-objects.ts';
 
 export { credentialsSecretName } from './kube-repositories.ts';
@@ -50,7 +50,8 @@ export interface KubernetesPlatformOptions {
   readonly kubeConfig: KubeConfig;
   /** Where build contexts live (the same store the controller's builds read). */
   readonly store: ArtifactStore;
-  readonly settings: Pick<ControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl' | 'limits'> & TenantSettings;
+  /** Complete (resolveControllerSettings): the platform reads them with no defaults of its own. */
+  readonly settings: Pick<ResolvedControllerSettings, 'clusterDomain' | 'runtimeImagePrefix' | 's3' | 'publicBaseUrl' | 'limits'> & TenantSettings;
   /** Endpoint cache TTLs (ms); tests shorten them. */
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
   /** How long webhook secrets are kept, and how soon a signature mismatch may read one again (ms); tests shorten them. */
@@ -94,7 +95,7 @@ export class KubernetesPlatform implements Platform {
       // From the watches /fn reads already (no API request); unknown until they have listed.
       replicasOf: (ns, name) => (this.serving.synced ? replicasOfDeployment(this.serving.deployments.get(name, ns)) : undefined),
     });
-    this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate, ...(opts.settings.limits ? { limits: opts.settings.limits } : {}) });
+    this.triggersAndJobs = new KubeTriggersAndJobs({ objects, invalidate, limits: opts.settings.limits });
     this.serving = new ServingCache({
       kubeConfig: opts.kubeConfig,
       onError: (name, err, delay) =>
@@ -195,7 +196,7 @@ export class KubernetesPlatform implements Platform {
   async createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
     await this.admitEnv(namespace, input.envFromSecrets);
     // The same cap a repository's sync honours (NamespaceQuotaExceeded there), git-made and /v1-made together.
-    const cap = this.opts.settings.limits?.functionsPerNamespace ?? DEFAULT_FUNCTIONS_PER_NAMESPACE;
+    const cap = this.opts.settings.limits.functionsPerNamespace;
     const held = (await this.functions.list(namespace)).length;
     if (held >= cap) {
       throw new PlatformError('quota_exceeded', `namespace ${namespace} holds ${held} functions, the most allowed (SLESS_MAX_FUNCTIONS_PER_NAMESPACE=${cap}); delete one first`);

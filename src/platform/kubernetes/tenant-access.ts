@@ -5,8 +5,8 @@
 // Platform namespaces (its own, the builds', kube-system, kube-public, kube-node-lease) are refused before anything is written, and a
 // function's env_from_secrets are checked here against tenant-rules.ts.
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
-import { DEFAULT_BUILD_NAMESPACE, DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE, envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
-import type { ControllerSettings } from './settings.ts';
+import { envSecretProblem, reservedNamespaceProblem, type PlatformNamespaces } from '../tenant-rules.ts';
+import type { ResolvedControllerSettings } from './settings.ts';
 import { apiMessage, isStatus } from './api-client/kube-client.ts';
 import { StalledError } from './stalled-error.ts';
 import type { TenantRefusalReason } from '../reasons.ts';
@@ -24,7 +24,8 @@ function refusal(reason: TenantRefusalReason, message: string): TenantRefusal {
   return new StalledError(reason, message) as TenantRefusal;
 }
 
-export type TenantSettings = Partial<Pick<ControllerSettings, 'buildNamespace' | 'systemNamespace' | 'tenantBinding' | 'registrySecretName' | 'imagePullSecrets'>>;
+/** Complete (resolveControllerSettings); tenantBinding stays optional: unset outside a cluster. */
+export type TenantSettings = Pick<ResolvedControllerSettings, 'buildNamespace' | 'systemNamespace' | 'tenantBinding' | 'registrySecretName' | 'imagePullSecrets'>;
 
 export class TenantAccess {
   private readonly rbac: RbacAuthorizationV1Api;
@@ -41,7 +42,7 @@ export class TenantAccess {
   ) {
     this.rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
-    this.platformNamespaces = { system: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE, build: settings.buildNamespace ?? DEFAULT_BUILD_NAMESPACE };
+    this.platformNamespaces = { system: settings.systemNamespace, build: settings.buildNamespace };
   }
 
   /** Throws a TenantRefusal (StalledError) for a platform namespace; otherwise makes sure the controller may write there. */
@@ -96,7 +97,7 @@ export class TenantAccess {
 
   /** Throws a TenantRefusal (StalledError) when one of `names` is not a Secret a function of `namespace` may read. */
   async checkEnvSecrets(namespace: string, names: readonly string[]): Promise<void> {
-    const platformNames = [this.settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET, ...(this.settings.imagePullSecrets ?? [])];
+    const platformNames = [this.settings.registrySecretName, ...this.settings.imagePullSecrets];
     for (const name of names) {
       const problem = envSecretProblem(namespace, name, await this.secretFacts(namespace, name), platformNames);
       if (problem) throw refusal(problem.reason, problem.message);

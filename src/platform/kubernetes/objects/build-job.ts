@@ -14,8 +14,7 @@
 import type { V1Container, V1Job, V1PodSpec, V1SecurityContext, V1Volume } from '@kubernetes/client-node';
 import type { BuildKind } from '../../../build/build-kind.ts';
 import { buildToolsImageOf } from '../../../build/runtime-catalog.ts';
-import type { ControllerSettings } from '../settings.ts';
-import { DEFAULT_REGISTRY_SECRET } from '../../tenant-rules.ts';
+import type { ControllerSettings, ResolvedControllerSettings } from '../settings.ts';
 import { imageRepository, imageTag } from './build-key.ts';
 import { ANNOTATIONS, LABELS, dnsLabel, functionLabels, shortHash } from './meta.ts';
 
@@ -100,7 +99,7 @@ const toolsSecurity: V1SecurityContext = {
  */
 const pushSecurity: V1SecurityContext = { ...toolsSecurity, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false };
 
-export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1Job {
+export function buildJob(settings: ResolvedControllerSettings, input: BuildJobInput): V1Job {
   const labels = buildJobLabels(input.namespace, input.name, input.buildKey);
   const build = settings.build ?? {};
   const cache = build.cache ?? true;
@@ -159,7 +158,7 @@ export function buildJob(settings: ControllerSettings, input: BuildJobInput): V1
     name,
     secret: { secretName, optional: true, defaultMode: mode, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
   });
-  const registryVolume = dockerConfigVolume('registry-config', settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET, 0o444);
+  const registryVolume = dockerConfigVolume('registry-config', settings.registrySecretName, 0o444);
 
   // The layer build reads the base image with the registry Secret only: with a pull-only Secret for
   // private base images (SLESS_BUILD_PULL_SECRET), kaniko builds, as it holds that Secret.

@@ -1,7 +1,7 @@
 // The Deployment and Service that serve one built Function, and the pod template its CronJobs and Jobs
 // reuse (same image, same env; job mode adds SLESS_MODE=job and SLESS_EVENT).
 import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/client-node';
-import type { ControllerSettings } from '../settings.ts';
+import type { ResolvedControllerSettings } from '../settings.ts';
 import { CRD_SPEC_DEFAULTS } from './crd-defaults.ts';
 import { envOf } from '../records.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
@@ -41,7 +41,7 @@ export function serviceBaseUrl(namespace: string, name: string, clusterDomain: s
 
 /** The pod spec shared by the Deployment, CronJobs and Jobs of one function. */
 export function functionPodSpec(
-  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  settings: Pick<ResolvedControllerSettings, 'imagePullSecrets'>,
   fn: FunctionResource,
   imageRef: string,
   extraEnv: readonly V1EnvVar[] = [],
@@ -56,7 +56,7 @@ export function functionPodSpec(
   return {
     automountServiceAccountToken: false,
     enableServiceLinks: false,
-    imagePullSecrets: (settings.imagePullSecrets ?? []).map((s) => ({ name: s })),
+    imagePullSecrets: settings.imagePullSecrets.map((s) => ({ name: s })),
     securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
     containers: [
       {
@@ -88,7 +88,7 @@ export function functionPodSpec(
 }
 
 export function functionDeployment(
-  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  settings: Pick<ResolvedControllerSettings, 'imagePullSecrets'>,
   fn: FunctionResource,
   opts: WorkloadOptions,
 ): V1Deployment {

@@ -1,13 +1,13 @@
 // CronJobs (one per cron Trigger) and Jobs (one per FunctionJob run) run the function's own image in job
 // mode: the runtime calls the handler once with SLESS_EVENT, prints the result and exits (docs/contract.md §4).
 import type { V1CronJob, V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { ControllerSettings } from '../settings.ts';
+import type { ResolvedControllerSettings } from '../settings.ts';
 import { functionPodSpec, workloadLabels } from './function-workload.ts';
 import { ANNOTATIONS, LABELS, controllerRef, dnsLabel } from './meta.ts';
 import type { FunctionJobResource, FunctionResource, TriggerResource } from './resources.ts';
 
 function jobTemplate(
-  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  settings: Pick<ResolvedControllerSettings, 'imagePullSecrets'>,
   fn: FunctionResource,
   imageRef: string,
   eventJSON: string | undefined,
@@ -31,7 +31,7 @@ export function cronJobName(trigger: TriggerResource): string {
 }
 
 export function triggerCronJob(
-  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  settings: Pick<ResolvedControllerSettings, 'imagePullSecrets'>,
   fn: FunctionResource,
   trigger: TriggerResource,
   imageRef: string,
@@ -76,7 +76,7 @@ export function runJobName(fj: FunctionJobResource): string {
 }
 
 export function functionJobRun(
-  settings: Pick<ControllerSettings, 'imagePullSecrets'>,
+  settings: Pick<ResolvedControllerSettings, 'imagePullSecrets'>,
   fn: FunctionResource,
   fj: FunctionJobResource,
   imageRef: string,

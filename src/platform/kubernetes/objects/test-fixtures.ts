@@ -1,17 +1,8 @@
 // Shared inputs for the object builder tests.
-import type { ControllerSettings } from '../settings.ts';
+import { testControllerSettings } from '../../../../test/helpers/controller-settings.ts';
 import type { FunctionResource } from './resources.ts';
 
-export const settings: ControllerSettings = {
-  registry: 'registry.local:5000/sless',
-  kanikoImage: 'martizih/kaniko:v1.28.0',
-  buildNamespace: 'sless-builds',
-  runtimeImagePrefix: 'registry.local:5000/runtimes',
-  s3: { endpoint: 'http://s3.local:8333', bucket: 'ctx', region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } },
-  clusterDomain: 'cluster.local',
-  imagePullSecrets: ['pull'],
-  cacheDir: '/tmp/x',
-};
+export const settings = testControllerSettings({ imagePullSecrets: ['pull'] });
 
 export const fn: FunctionResource = {
   apiVersion: 'sless.kube5s.ru/v1alpha1',
