@@ -61,7 +61,8 @@ for tool in go umoci runc skopeo jq git; do
 done
 node=$repo/node_modules/.bin/node
 [ -x "$node" ] || node=node
-names=$("$node" --import tsx "$repo/scripts/image-names.ts" "$registry") || { echo "scripts/images.sh: could not list the image names (npm ci in $repo first; Node.js >= 22.19)" >&2; exit 1; }
+# From the repository: `--import tsx` resolves tsx from the working directory, not the script's.
+names=$(cd "$repo" && "$node" --import tsx scripts/image-names.ts "$registry") || { echo "scripts/images.sh: could not list the image names (npm ci in $repo first; Node.js >= 22.19)" >&2; exit 1; }
 names=$(sed 's/^sless-build-tools /build-tools /' <<<"$names")
 for key in "${!base[@]}"; do
   grep -q "^$key " <<<"$names" || { echo "scripts/images.sh: --base $key: not one of $(cut -d' ' -f1 <<<"$names" | tr '\n' ' ')" >&2; exit 2; }
@@ -100,7 +101,8 @@ build() {
     extra+=("MOUNT=$(realpath "$ca_file"):/etc/sless-build-ca/ca.crt") && args+=(--build-arg=NODE_EXTRA_CA_CERTS=/etc/sless-build-ca/ca.crt)
   fi
   local t=$SECONDS
-  if ! kaniko_runc "$work/kaniko-layout:$version" "$work/run-$key" "$ctx" "${mounts[@]}" "${extra[@]}" -- "${args[@]}"; then
+  # stdin from /dev/null: runc hands its stdin to the container, which would eat the image list the loop below reads.
+  if ! kaniko_runc "$work/kaniko-layout:$version" "$work/run-$key" "$ctx" "${mounts[@]}" "${extra[@]}" -- "${args[@]}" </dev/null; then
     tail -n 40 "$work/run-$key/kaniko.log" >&2
     echo "scripts/images.sh: kaniko failed to build $dest from $dockerfile" >&2
     exit 1
