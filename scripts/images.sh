@@ -24,6 +24,10 @@
 #                                  git:https://github.com/osscontainertools/kaniko@v1.28.3 (the fork
 #                                  behind the default SLESS_KANIKO_IMAGE, martizih/kaniko:v1.28.3)
 #   --only LIST                    a comma-separated subset of kaniko,build-tools,runtimes,controller
+#   --skip-present                 do not rebuild kaniko, build-tools or a runtime image whose tag the registry
+#                                  already has (their tags change with their content: a re-run after a failure,
+#                                  or an upgrade that changed only the controller); the controller is always
+#                                  built (its tag is the package version, not its content)
 #   --ca-file FILE                 a CA bundle the controller build trusts for `npm ci` (a TLS-intercepting proxy)
 #   --docker-config FILE           registry credentials, docker's config.json (default $DOCKER_CONFIG/config.json
 #                                  or ~/.docker/config.json when present; `docker login` / `skopeo login` write it)
@@ -35,7 +39,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/lib/kaniko-runc.sh"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
-registry= insecure= kaniko_source=git:https://github.com/osscontainertools/kaniko@v1.28.3 only=kaniko,build-tools,runtimes,controller ca_file=
+registry= insecure= skip_present= kaniko_source=git:https://github.com/osscontainertools/kaniko@v1.28.3 only=kaniko,build-tools,runtimes,controller ca_file=
 docker_config=${DOCKER_CONFIG:+$DOCKER_CONFIG/config.json}
 [ -z "$docker_config" ] && [ -f "$HOME/.docker/config.json" ] && docker_config=$HOME/.docker/config.json
 declare -A base=()
@@ -43,6 +47,7 @@ while [ "$#" -gt 0 ]; do
   case $1 in
     --registry) registry=${2:?--registry needs HOST[:PORT]/PREFIX}; shift 2 ;;
     --insecure) insecure=1; shift ;;
+    --skip-present) skip_present=1; shift ;;
     --base) [[ ${2:-} == *=* ]] || { echo "scripts/images.sh: --base needs KEY=IMAGE, not '${2:-}'" >&2; exit 2; }; base[${2%%=*}]=${2#*=}; shift 2 ;;
     --kaniko-source) kaniko_source=${2:?}; shift 2 ;;
     --only) only=${2:?}; shift 2 ;;
@@ -61,7 +66,8 @@ for tool in go umoci runc skopeo jq git; do
 done
 node=$repo/node_modules/.bin/node
 [ -x "$node" ] || node=node
-names=$("$node" --import tsx "$repo/scripts/image-names.ts" "$registry") || { echo "scripts/images.sh: could not list the image names (npm ci in $repo first; Node.js >= 22.19)" >&2; exit 1; }
+# From the repository: `--import tsx` resolves tsx from the working directory, not the script's.
+names=$(cd "$repo" && "$node" --import tsx scripts/image-names.ts "$registry") || { echo "scripts/images.sh: could not list the image names (npm ci in $repo first; Node.js >= 22.19)" >&2; exit 1; }
 names=$(sed 's/^sless-build-tools /build-tools /' <<<"$names")
 for key in "${!base[@]}"; do
   grep -q "^$key " <<<"$names" || { echo "scripts/images.sh: --base $key: not one of $(cut -d' ' -f1 <<<"$names" | tr '\n' ' ')" >&2; exit 2; }
@@ -74,10 +80,14 @@ log() { echo "[images $(date +%H:%M:%S)] $*" >&2; }
 
 version=${kaniko_source##*@}
 kaniko_image=$registry/kaniko:$version
-skopeo_tls=(); kaniko_tls=()
-[ -n "$insecure" ] && skopeo_tls=(--dest-tls-verify=false) && kaniko_tls=(--insecure --insecure-pull)
+skopeo_tls=(); kaniko_tls=(); inspect_tls=()
+[ -n "$insecure" ] && skopeo_tls=(--dest-tls-verify=false) && kaniko_tls=(--insecure --insecure-pull) && inspect_tls=(--tls-verify=false)
 authfile=(); mounts=()
 [ -n "$docker_config" ] && authfile=(--authfile "$docker_config") && mounts+=("MOUNT=$docker_config:/kaniko/.docker/config.json")
+# present IMAGE: with --skip-present, the registry already has IMAGE (said on stderr).
+present() {
+  [ -n "$skip_present" ] && skopeo inspect --raw "${inspect_tls[@]}" "${authfile[@]}" "docker://$1" >/dev/null 2>&1 && log "$1 is in the registry: not rebuilt (--skip-present)"
+}
 
 # kaniko: always built (the other images are built by it); pushed when asked for.
 log "kaniko executor from $kaniko_source"
@@ -85,7 +95,7 @@ kaniko_executor "$kaniko_source" "$work/executor"
 oci_new "$work/kaniko" "$version"
 kaniko_rootfs "$work/kaniko/bundle/rootfs" "$work/executor"
 oci_finish "$work/kaniko" "$version" "$work/kaniko-layout" "${KANIKO_CONFIG[@]}"
-if wants kaniko; then
+if wants kaniko && ! present "$kaniko_image"; then
   skopeo copy -q "${skopeo_tls[@]}" "${authfile[@]}" "oci:$work/kaniko-layout:$version" "docker://$kaniko_image"
   log "pushed $kaniko_image"
 fi
@@ -100,7 +110,8 @@ build() {
     extra+=("MOUNT=$(realpath "$ca_file"):/etc/sless-build-ca/ca.crt") && args+=(--build-arg=NODE_EXTRA_CA_CERTS=/etc/sless-build-ca/ca.crt)
   fi
   local t=$SECONDS
-  if ! kaniko_runc "$work/kaniko-layout:$version" "$work/run-$key" "$ctx" "${mounts[@]}" "${extra[@]}" -- "${args[@]}"; then
+  # stdin from /dev/null: runc hands its stdin to the container, which would eat the image list the loop below reads.
+  if ! kaniko_runc "$work/kaniko-layout:$version" "$work/run-$key" "$ctx" "${mounts[@]}" "${extra[@]}" -- "${args[@]}" </dev/null; then
     tail -n 40 "$work/run-$key/kaniko.log" >&2
     echo "scripts/images.sh: kaniko failed to build $dest from $dockerfile" >&2
     exit 1
@@ -111,7 +122,7 @@ build() {
 
 while read -r key dest dockerfile arg _upstream; do
   case $key in
-    build-tools) wants build-tools || continue; build "$key" "$dest" "$dockerfile" "$arg" "$repo/runtimes" >/dev/null ;;
+    build-tools) wants build-tools && ! present "$dest" || continue; build "$key" "$dest" "$dockerfile" "$arg" "$repo/runtimes" >/dev/null ;;
     controller)
       wants controller || continue
       # The context deploy/Dockerfile.dockerignore lets through (kaniko reads .dockerignore only at the context root).
@@ -121,7 +132,7 @@ while read -r key dest dockerfile arg _upstream; do
       cp "$repo/deploy/Dockerfile" "$ctx/deploy/Dockerfile"
       controller_image="${dest%:*}@$(build "$key" "$dest" "$dockerfile" "$arg" "$ctx")"
       ;;
-    *) wants runtimes || continue; build "$key" "$dest" "$dockerfile" "$arg" "$repo/runtimes" >/dev/null ;;
+    *) wants runtimes && ! present "$dest" || continue; build "$key" "$dest" "$dockerfile" "$arg" "$repo/runtimes" >/dev/null ;;
   esac
 done <<<"$names"
 

@@ -156,7 +156,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     buildLog,
     auth: authOptionsOf(config),
     registry,
-    storeHealth: { check: () => logs.storeHealth?.check() ?? Promise.resolve({ ok: true }) },
+    storeHealth: { check: async () => logs.storeHealth?.check() },
     limits: { proxyBodyBytes: config.maxBodyBytes, maxReplicas: config.maxReplicas, coldStartTimeoutMs: config.coldStartTimeout },
     rateLimits: { v1PerMinute: config.rateLimitV1, hooksPerMinute: config.rateLimitHooks },
     platformNamespaces: { system: settings.systemNamespace, build: settings.buildNamespace },
@@ -179,7 +179,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
       connectionString: config.databaseUrl,
       metrics: createMetrics(registry),
       retentionDays: config.invocationRetentionDays,
-      logger: { warn: (obj, msg) => log.warn(obj, msg) },
+      logger: { warn: (obj, msg) => log.warn(obj, msg), info: (obj, msg) => log.info(obj, msg) },
     });
     logs = { invocationLog: pg.invocationLog, buildLog: pg.buildLog, storeHealth: pg.health, close: () => pg.close() };
     log.info('invocation and build logs go to PostgreSQL (DATABASE_URL)');

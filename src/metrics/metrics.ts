@@ -25,6 +25,10 @@ export interface Metrics {
   readonly coldStart: LabeledHistogram<'namespace' | 'function'>;
   /** Changes of the desired replicas, direction up or down. */
   readonly scaleEvents: Counter<'namespace' | 'function' | 'direction'>;
+  /** The optional record store (DATABASE_URL): 1 when its last check or write succeeded, 0 when not.
+   * A label, not a bare gauge: prom-client shows an unlabelled gauge as 0 before it is set, which
+   * would read as "down" on a controller without a database. */
+  readonly databaseUp: Gauge<'store'>;
 }
 
 const cache = new WeakMap<Registry, Metrics>();
@@ -102,6 +106,12 @@ export function createMetrics(registry: Registry): Metrics {
       name: 'sless_scale_events_total',
       help: 'Changes of the desired replicas of a function, by direction (up, down)',
       labelNames: ['namespace', 'function', 'direction'],
+      registers,
+    }),
+    databaseUp: new Gauge({
+      name: 'sless_database_up',
+      help: 'The invocation/build log database (DATABASE_URL): 1 when its last check or write succeeded, 0 when not',
+      labelNames: ['store'],
       registers,
     }),
   };

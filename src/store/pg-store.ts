@@ -16,7 +16,7 @@ export interface PgStoreOptions {
   readonly flushIntervalMs?: number;
   readonly batchSize?: number;
   readonly maxQueue?: number;
-  readonly logger?: { warn(obj: object, msg: string): void };
+  readonly logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   readonly poolSize?: number;
 }
 
@@ -93,8 +93,21 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
     });
   }
 
+  // The database's state for sless_database_up, /healthz and one log line per change. Readiness does
+  // not depend on it: /fn, builds and syncs never need the database (health-plugin.ts).
+  let up = true;
+  options.metrics.databaseUp.set({ store: 'postgres' }, 1);
+  const setUp = (ok: boolean, detail?: string) => {
+    options.metrics.databaseUp.set({ store: 'postgres' }, ok ? 1 : 0);
+    if (ok === up) return;
+    up = ok;
+    if (ok) options.logger?.info({}, 'the invocation/build log database answers again');
+    else options.logger?.warn({ detail }, 'the invocation/build log database does not answer: records are dropped until it does; /fn, builds and syncs go on');
+  };
+
   let lastWarn = 0;
   const warnWrite = (what: string) => (err: unknown, count: number) => {
+    setUp(false, (err as Error).message);
     // One line per 10 s at most: an outage would otherwise log per batch.
     if (Date.now() - lastWarn < 10_000) return;
     lastWarn = Date.now();
@@ -105,18 +118,20 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
 
   const invocations = new BatchWriter<InvocationRecord>({
     ...clean(writerOptions),
-    write: (batch) =>
-      insertInvocations(
+    write: async (batch) => {
+      await insertInvocations(
         pool,
         batch.map((r) => [r.namespace, r.function, r.method, r.path, r.status, r.durationMs, r.requestBytes, r.responseBytes, r.startedAt, r.coldStartMs ?? null]),
-      ),
+      );
+      setUp(true);
+    },
     onDrop: (count, reason) => options.metrics.invocationLogDropped.inc({ reason }, count),
     onWriteError: warnWrite('invocation'),
   });
   const builds = new BatchWriter<BuildRecord>({
     ...clean(writerOptions),
-    write: (batch) =>
-      insertBuilds(
+    write: async (batch) => {
+      await insertBuilds(
         pool,
         batch.map((b) => [
           b.namespace,
@@ -129,7 +144,9 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
           b.finishedAt ?? null,
           b.durationMs ?? null,
         ]),
-      ),
+      );
+      setUp(true);
+    },
     onDrop: (count, reason) => options.metrics.buildLogDropped.inc({ reason }, count),
     onWriteError: warnWrite('build'),
   });
@@ -217,9 +234,12 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
       check: async () => {
         try {
           await pool.query('SELECT 1');
+          setUp(true);
           return { ok: true };
         } catch (err) {
-          return { ok: false, detail: `database unreachable: ${(err as Error).message}` };
+          const detail = `database unreachable: ${(err as Error).message}`;
+          setUp(false, detail);
+          return { ok: false, detail };
         }
       },
     },

@@ -40,7 +40,8 @@ interface Log<T> {
 export type InvocationLog = Log<InvocationRecord>;
 export type BuildLog = Log<BuildRecord>;
 
-/** What /readyz asks of a store; undefined for stores with nothing to check. */
+/** What /healthz asks of a store (a detail, never readiness); undefined for stores with nothing to check. */
 export interface StoreHealth {
-  check(): Promise<{ ok: boolean; detail?: string }>;
+  /** undefined: no store is configured after all (the controller opens it after building the app). */
+  check(): Promise<{ ok: boolean; detail?: string } | undefined>;
 }

@@ -1,27 +1,34 @@
-// The controller deployed the way users deploy it, on the real node: its image built by kaniko in
-// the cluster from deploy/Dockerfile (BASE_IMAGE: the local Node 22 image; NODE_EXTRA_CA_CERTS: this
-// machine's TLS-proxy CA mounted into the build pod, so `npm ci` in the build reaches the npm
-// registry; the context from S3, the image pushed by digest), then `kubectl apply -k` of deploy/
-// through the test overlay (test/e2e-node/deploy/) plus this run's values. Two replicas run as pods
-// with their ServiceAccount and RBAC; a function pushed to the test git server is built by the
-// deployed controller in sless-builds and /fn is called through the controller's Service, so the
-// proxy resolves the function's Service by in-cluster DNS.
+// The install a user makes, on the real node (issue 30, "Show"): every image built and pushed by
+// scripts/images.sh (kaniko compiled from source and run in runc on this host; the runtime, build-tools
+// and controller bases are the local equivalents of the upstream images, test/images/, given with
+// --base; the controller's `npm ci` trusts this machine's TLS-proxy CA through --ca-file), then
+// `kubectl apply -k` of deploy/ through the test overlay (test/e2e-node/deploy/) plus this run's values
+// (the images and settings the script printed). Two replicas run as pods with their ServiceAccount and
+// RBAC. `sless check` is green; a token minted by `sless token` for a team's subject owns the namespace
+// sless-<hash> that the team's FunctionRepository lives in; a function pushed to the test git server is
+// built by the deployed controller in sless-builds and /fn is called through the controller's Service.
+// Then `sless check` is red on the right line while S3 is down (this file's own S3 server, stopped), when
+// a CRD is missing and when an image is absent from the registry.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { SignJWT } from 'jose';
 import { parse as parseYaml } from 'yaml';
+import { namespaceForSubject } from '../../src/auth/namespace-for-subject.ts';
+import { baseImageOf } from '../../src/build/runtime-catalog.ts';
+import { kubeReader } from '../../src/check/kube-reader.ts';
+import { runChecks } from '../../src/cli/check.ts';
 import { nodeBinaryPaths } from '../cluster/node/node-cluster.ts';
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
-import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
+import { helm } from '../helpers/helm.ts';
+import { eventually, testKubeConfig } from '../helpers/kube.ts';
+import { startS3Server, type S3Server } from '../helpers/s3-server.ts';
 import { localImages, pushTestImages } from '../images/images.ts';
 import { registryManifestStatus, requireNode } from './node-kit.ts';
 import { podLogs } from './sless-kit.ts';
@@ -29,6 +36,7 @@ import { podLogs } from './sless-kit.ts';
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const overlay = fileURLToPath(new URL('./deploy', import.meta.url));
+const npmBin = path.join(repoRoot, 'node_modules', '.bin');
 
 /** The image deploy/ ships (its kustomization renames `sless-controller` to it): an overlay's
  * images transformer sees the renamed image, so it must match that name, not the base one. */
@@ -41,25 +49,54 @@ const GROUP = 'sless.kube5s.ru';
 const SYSTEM = 'sless-system';
 const BUILDS = 'sless-builds';
 const CONTROLLER = 'app.kubernetes.io/name=sless-controller';
+/** The test base image standing in for each --base KEY's upstream image (test/images/README.md). */
+const TEST_BASES: Record<string, string> = {
+  'python3.11': 'sless-test-base-python3.11',
+  'python3.12': 'sless-test-base-python3.12',
+  nodejs20: 'sless-test-base-node20',
+  nodejs22: 'sless-test-base-node22',
+  'go1.23': 'sless-test-base-go1.23',
+  'build-tools': 'sless-test-base-go1.23',
+  controller: 'sless-test-base-node22',
+};
+/** The kaniko fork the test images use (test/images/README.md: the default fork is not on the Go module proxy here). */
+const KANIKO_SOURCE = 'go:github.com/chainguard-dev/kaniko@v1.25.0';
 
-describe('the controller deployed with kubectl apply -k on the real node', { timeout: 1_800_000 }, () => {
+/** `sless <args>` as a user runs it, from bin/sless.js. */
+function sless(args: string[], env: Record<string, string | undefined> = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'sless.js'), ...args], { encoding: 'utf8', timeout: 180_000, env: { ...process.env, ...env } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('sless installed as docs/install.md says, on the real node', { timeout: 3_600_000 }, () => {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const kubectl = (...args: string[]) =>
     run(nodeBinaryPaths().kubectl, args, { env: { ...process.env, KUBECONFIG: process.env.SLESS_TEST_KUBECONFIG }, maxBuffer: 16 * 1024 * 1024 });
-  let ns: TestNamespace;
+  const kubeconfig = process.env.SLESS_TEST_KUBECONFIG ?? '';
+  // The team's subject, and the namespace its tokens own: where its FunctionRepository goes.
+  const subject = `team-${randomBytes(4).toString('hex')}@e2e.example`;
+  const tenant = namespaceForSubject(subject);
+  const jwtSecret = randomBytes(32).toString('hex');
   let work: string;
+  let s3: S3Server;
+  let prefix: string;
+  let settings: Record<string, string> = {};
   let controllerImage: string | undefined;
 
   before(async () => {
-    ns = await freshNamespace(kc, 'e2e-deploy');
-    work = await mkdtemp(path.join(os.tmpdir(), 'sless-deploy-'));
+    const { hostAddress, registry } = requireNode();
+    work = await mkdtemp(path.join(os.tmpdir(), 'sless-install-'));
+    await core.createNamespace({ body: { metadata: { name: tenant, labels: { 'sless-test': 'true' } } } });
+    // S3 of this install only, on the node's bridge address (build pods fetch contexts from it): stopped for the red case.
+    s3 = await startS3Server({ host: hostAddress, bucket: 'sless-contexts' });
+    prefix = `${registry}/e2e-install-${randomBytes(3).toString('hex')}`;
   });
   after(async () => {
     // Not `kubectl delete -k`: that would delete the CRDs under the other test files running beside this one.
-    await kubectl('delete', 'namespace', SYSTEM, BUILDS, '--ignore-not-found', '--wait=false').catch(() => undefined);
+    await kubectl('delete', 'namespace', SYSTEM, BUILDS, tenant, '--ignore-not-found', '--wait=false').catch(() => undefined);
     await kubectl(
       'delete',
       'clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding',
@@ -67,110 +104,60 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
       'app.kubernetes.io/part-of=sless',
       '--ignore-not-found',
     ).catch(() => undefined);
-    await ns?.cleanup();
+    await s3?.dispose();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('builds the controller image with kaniko in the cluster from deploy/Dockerfile, pushed by digest', async () => {
+  it('scripts/images.sh builds the controller, keeps the images the registry has, pushes and prints the settings', async () => {
     const { registry } = requireNode();
-    // Only what this build needs: kaniko and the Node 22 base (the runtime images come in the next test).
+    // The upstream bases' local equivalents, into the registry for kaniko to pull (a mirror, as docs/install.md says).
     const local = await localImages();
-    const push = async (name: string): Promise<string> => {
-      const image = local.find((i) => i.name === name);
-      assert.ok(image, `test/images/build.sh lists ${name}`);
-      const ref = `${registry}/sless-test/${name}:${image.layoutTag}`;
-      await run('skopeo', ['copy', '-q', '--dest-tls-verify=false', `oci:${image.layout}:${image.layoutTag}`, `docker://${ref}`]);
-      return ref;
-    };
-    const kanikoImage = await push('kaniko');
-    const baseImage = await push('sless-test-base-node22');
-
-    // The build context: what deploy/Dockerfile.dockerignore lets through, plus the Dockerfile.
-    const context = path.join(work, 'context.tar.gz');
-    await run('tar', ['-czf', context, '-C', repoRoot, '--exclude=*.test.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'bin', 'src', 'deploy/Dockerfile']);
-    const e = process.env;
-    const s3 = new S3Client({
-      endpoint: e.SLESS_TEST_S3_ENDPOINT,
-      region: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: e.SLESS_TEST_S3_ACCESS_KEY!, secretAccessKey: e.SLESS_TEST_S3_SECRET_KEY! },
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
+    const bases: string[] = [];
+    const pushed = new Map<string, string>();
+    for (const [key, name] of Object.entries(TEST_BASES)) {
+      let ref = pushed.get(name);
+      if (!ref) {
+        const image = local.find((i) => i.name === name);
+        assert.ok(image, `test/images/build.sh lists ${name}`);
+        ref = `${registry}/e2e-install-bases/${name}:${image.layoutTag}`;
+        await run('skopeo', ['copy', '-q', '--dest-tls-verify=false', `oci:${image.layout}:${image.layoutTag}`, `docker://${ref}`], { maxBuffer: 4 * 1024 * 1024 });
+        pushed.set(name, ref);
+      }
+      bases.push('--base', `${key}=${ref}`);
+    }
+    // kaniko, sless-build-tools and the runtime images as test/images/build.sh built them (the same
+    // Dockerfiles, built by the same kaniko-in-runc, cached by pinned version) under the names
+    // scripts/images.sh gives them: with --skip-present it keeps them and builds only the controller,
+    // the image of this commit's code. A full run of every image is in docs/testing.md (~6 min).
+    await pushTestImages(prefix);
+    const started = Date.now();
+    const script = await run(
+      'bash',
+      [path.join(repoRoot, 'scripts', 'images.sh'), '--registry', prefix, '--insecure', '--kaniko-source', KANIKO_SOURCE, '--ca-file', '/etc/ssl/certs/ca-certificates.crt', '--skip-present', ...bases],
+      { env: { ...process.env, PATH: `${npmBin}:${process.env.PATH ?? ''}` }, maxBuffer: 64 * 1024 * 1024, timeout: 2_400_000 },
+    ).catch((err: { stdout?: string; stderr?: string }) => {
+      throw new Error(`scripts/images.sh failed:\n${(err.stderr ?? '').slice(-6000)}\n${err.stdout ?? ''}`, { cause: err });
     });
-    const key = `e2e-deploy/${randomBytes(4).toString('hex')}.tar.gz`;
-    await s3.send(new PutObjectCommand({ Bucket: e.SLESS_TEST_S3_BUCKET, Key: key, Body: await readFile(context) }));
-    s3.destroy();
-
-    await core.createNamespacedConfigMap({
-      namespace: ns.name,
-      body: { metadata: { name: 'host-ca' }, data: { 'ca.crt': await readFile('/etc/ssl/certs/ca-certificates.crt', 'utf8') } },
-    });
-    await core.createNamespacedSecret({
-      namespace: ns.name,
-      body: { metadata: { name: 's3' }, stringData: { AWS_ACCESS_KEY_ID: e.SLESS_TEST_S3_ACCESS_KEY!, AWS_SECRET_ACCESS_KEY: e.SLESS_TEST_S3_SECRET_KEY! } },
-    });
-    const destination = `${registry}/sless-controller:e2e`;
-    await batch.createNamespacedJob({
-      namespace: ns.name,
-      body: {
-        metadata: { name: 'controller-image' },
-        spec: {
-          backoffLimit: 0,
-          template: {
-            spec: {
-              restartPolicy: 'Never',
-              containers: [
-                {
-                  name: 'kaniko',
-                  image: kanikoImage,
-                  args: [
-                    `--context=s3://${e.SLESS_TEST_S3_BUCKET}/${key}`,
-                    '--dockerfile=deploy/Dockerfile',
-                    `--destination=${destination}`,
-                    `--build-arg=BASE_IMAGE=${baseImage}`,
-                    '--build-arg=NODE_EXTRA_CA_CERTS=/etc/sless-test-ca/ca.crt',
-                    '--digest-file=/dev/termination-log',
-                    '--snapshot-mode=redo',
-                    '--use-new-run',
-                  ],
-                  env: [
-                    { name: 'S3_ENDPOINT', value: e.SLESS_TEST_S3_ENDPOINT },
-                    { name: 'S3_FORCE_PATH_STYLE', value: 'true' },
-                    { name: 'AWS_REGION', value: e.SLESS_TEST_S3_REGION ?? 'us-east-1' },
-                  ],
-                  envFrom: [{ secretRef: { name: 's3' } }],
-                  volumeMounts: [{ name: 'ca', mountPath: '/etc/sless-test-ca', readOnly: true }],
-                },
-              ],
-              volumes: [{ name: 'ca', configMap: { name: 'host-ca' } }],
-            },
-          },
-        },
-      },
-    });
-    const pod = await eventually(
-      async () => {
-        const pods = await core.listNamespacedPod({ namespace: ns.name, labelSelector: 'job-name=controller-image' });
-        const p = pods.items.find((i) => i.status?.phase === 'Succeeded' || i.status?.phase === 'Failed');
-        assert.ok(p, 'the kaniko pod has finished');
-        return p;
-      },
-      { timeoutMs: 1_200_000, intervalMs: 2_000 },
+    console.log(`scripts/images.sh: ${Math.round((Date.now() - started) / 1000)} s\n${script.stderr.split('\n').filter((l) => /built and pushed|pushed |not rebuilt/.test(l)).join('\n')}`);
+    assert.equal(script.stderr.match(/not rebuilt \(--skip-present\)/g)?.length, 7, `kaniko, build-tools and 5 runtimes kept:\n${script.stderr}`);
+    settings = Object.fromEntries(
+      script.stdout
+        .split('\n')
+        .filter((l) => /^SLESS_[A-Z_]+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
-    const log = await core.readNamespacedPodLog({ namespace: ns.name, name: pod.metadata!.name!, tailLines: 40 }).catch(() => '');
-    assert.equal(pod.status?.phase, 'Succeeded', log);
-    const digest = pod.status?.containerStatuses?.[0]?.state?.terminated?.message?.trim() ?? '';
-    assert.match(digest, /^sha256:[0-9a-f]{64}$/, log);
-    assert.equal(await registryManifestStatus(`${registry}/sless-controller@${digest}`), 200, 'the registry has the image by its digest');
-    controllerImage = `${registry}/sless-controller@${digest}`;
+    assert.deepEqual(Object.keys(settings).sort(), ['SLESS_BUILD_TOOLS_IMAGE', 'SLESS_KANIKO_IMAGE', 'SLESS_RUNTIME_IMAGE_PREFIX']);
+    assert.equal(settings.SLESS_RUNTIME_IMAGE_PREFIX, prefix);
+    controllerImage = /^# controller image: (\S+@sha256:[0-9a-f]{64})$/m.exec(script.stdout)?.[1];
+    assert.ok(controllerImage, script.stdout);
+    for (const image of [settings.SLESS_KANIKO_IMAGE!, settings.SLESS_BUILD_TOOLS_IMAGE!, controllerImage, ...(['python3.11', 'python3.12', 'nodejs20', 'nodejs22', 'go1.23'] as const).map((r) => baseImageOf(r, prefix))]) {
+      assert.equal(await registryManifestStatus(image), 200, `the registry has ${image}`);
+    }
   });
 
-  it('runs as pods from kubectl apply -k, builds a pushed function and serves it through its Service', async () => {
-    assert.ok(controllerImage, 'the controller image was built (previous test)');
+  it('installs with kubectl apply -k: two replicas Ready, and sless check is green', async () => {
+    assert.ok(controllerImage, 'the images were pushed (previous test)');
     const { registry, hostAddress } = requireNode();
-    const images = await pushTestImages(`${registry}/sless-test`);
-    const e = process.env;
-    const jwtSecret = randomBytes(32).toString('hex');
     const [imageName, imageDigest] = controllerImage.split('@') as [string, string];
     // This run's values over the test overlay.
     const dir = path.join(work, 'overlay');
@@ -190,19 +177,18 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
             namespace: SYSTEM,
             behavior: 'merge',
             literals: literals({
-              SLESS_S3_ENDPOINT: e.SLESS_TEST_S3_ENDPOINT,
-              SLESS_S3_BUCKET: e.SLESS_TEST_S3_BUCKET,
-              SLESS_S3_REGION: e.SLESS_TEST_S3_REGION ?? 'us-east-1',
+              SLESS_S3_ENDPOINT: s3.endpoint,
+              SLESS_S3_BUCKET: s3.bucket,
+              SLESS_S3_REGION: s3.region,
               SLESS_REGISTRY: `${registry}/deployed`,
-              SLESS_RUNTIME_IMAGE_PREFIX: images.runtimeImagePrefix,
-              SLESS_KANIKO_IMAGE: images.kanikoImage,
-              SLESS_BUILD_TOOLS_IMAGE: images.buildToolsImage,
+              // What scripts/images.sh printed.
+              ...settings,
               // The test git server and S3 listen on the node's bridge address, a private one.
               SLESS_GIT_ALLOWED_HOSTS: hostAddress,
               SLESS_PUBLIC_URL: `http://sless-controller.${SYSTEM}.svc`,
               // Other test files run their own controllers on this node at the same time: this one
-              // reconciles only its test namespace (it still serves /fn for every namespace).
-              SLESS_WATCH_NAMESPACE: ns.name,
+              // reconciles only the team's namespace (it still serves /fn for every namespace).
+              SLESS_WATCH_NAMESPACE: tenant,
             }),
           },
         ],
@@ -211,14 +197,12 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
             name: 'sless-controller-secrets',
             namespace: SYSTEM,
             behavior: 'merge',
-            literals: literals({ AWS_ACCESS_KEY_ID: e.SLESS_TEST_S3_ACCESS_KEY, AWS_SECRET_ACCESS_KEY: e.SLESS_TEST_S3_SECRET_KEY, SLESS_JWT_SECRET: jwtSecret }),
+            literals: literals({ AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey, SLESS_JWT_SECRET: jwtSecret }),
           },
         ],
       }),
     );
     await kubectl('apply', '--server-side', '--force-conflicts', '-k', dir);
-    const controllerState = async (): Promise<string> =>
-      `${(await kubectl('get', 'statefulset,pods', '-n', SYSTEM, '-o', 'wide').catch((err: unknown) => ({ stdout: String(err) }))).stdout}\n${await podLogs(kc, SYSTEM, CONTROLLER, 20)}`;
     await eventually(
       async () => {
         const s = await apps.readNamespacedStatefulSet({ namespace: SYSTEM, name: 'sless-controller' });
@@ -234,8 +218,24 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
       assert.equal(p.status?.containerStatuses?.[0]?.ready, true);
     }
 
-    // A function pushed to the test git server, built by the deployed controller in sless-builds.
-    const repo = await createRepo(sharedGitServer(), 'e2e-deploy');
+    const check = await eventually(
+      () => {
+        const r = sless(['check', '--kubeconfig', kubeconfig, '--namespace', SYSTEM]);
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        return r;
+      },
+      { timeoutMs: 60_000, intervalMs: 5_000 },
+    );
+    console.log(`sless check:\n${check.stdout}`);
+    assert.match(check.stdout, /^\u2714 controller \(sless-system\): 2 of 2 replicas Ready/m);
+    assert.match(check.stdout, /^\u2714 controller leader: sless-controller-[01] /m);
+    assert.match(check.stdout, /^\u2714 controller image: .*@sha256:[0-9a-f]{64} is there$/m);
+    assert.match(check.stdout, /^\u2714 build NetworkPolicy \(sless-builds\): sless-builds limits/m);
+    assert.match(check.stdout, /^all \d+ checks passed$/m);
+  });
+
+  it("serves a pushed function through the installed controller; sless token's token owns the team's namespace", async () => {
+    const repo = await createRepo(sharedGitServer(), 'e2e-install');
     const clone = await WorkClone.create(repo);
     try {
       await clone.write({
@@ -246,43 +246,165 @@ describe('the controller deployed with kubectl apply -k on the real node', { tim
       await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
         group: GROUP,
         version: 'v1alpha1',
-        namespace: ns.name,
+        namespace: tenant,
         plural: 'functionrepositories',
         body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'FunctionRepository', metadata: { name: 'fns' }, spec: { url: repo.url, interval: '10s' } },
       });
-      const service = await core.readNamespacedService({ namespace: SYSTEM, name: 'sless-controller' });
-      const base = `http://${service.spec!.clusterIP}`;
+      const base = await serviceUrl();
       let last = '';
       const res = await eventually(
         async () => {
-          const r = await fetch(`${base}/fn/${ns.name}/hi`, { signal: AbortSignal.timeout(10_000) });
+          const r = await fetch(`${base}/fn/${tenant}/hi`, { signal: AbortSignal.timeout(10_000) });
           last = `${r.status} ${await r.clone().text()}`;
           assert.equal(r.status, 200, last);
           return r;
         },
         { timeoutMs: 600_000, intervalMs: 2_000 },
       ).catch(async (error: unknown) => {
-        const fn = await kubectl('get', 'functions,functionrepositories', '-n', ns.name, '-o', 'yaml').catch((err: unknown) => ({ stdout: String(err) }));
-        throw new Error(`/fn/${ns.name}/hi through the Service: ${last}\n${fn.stdout.slice(-4000)}\n${await controllerState()}`, { cause: error });
+        const fn = await kubectl('get', 'functions,functionrepositories', '-n', tenant, '-o', 'yaml').catch((err: unknown) => ({ stdout: String(err) }));
+        throw new Error(`/fn/${tenant}/hi through the Service: ${last}\n${fn.stdout.slice(-4000)}\n${await controllerState()}`, { cause: error });
       });
       assert.deepEqual(await res.json(), { served: 'in-cluster' });
-      const builds = await batch.listNamespacedJob({ namespace: BUILDS, labelSelector: `sless.kube5s.ru/function-namespace=${ns.name},sless.kube5s.ru/function=hi` });
+      const builds = await batch.listNamespacedJob({ namespace: BUILDS, labelSelector: `sless.kube5s.ru/function-namespace=${tenant},sless.kube5s.ru/function=hi` });
       assert.equal(builds.items.length, 1, 'one build Job, in the deployed build namespace');
 
-      // /v1 through the same Service: the HS256 secret from the overlay's Secret verifies tokens.
-      const token = await new SignJWT({ sless_admin: true })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setIssuer('https://auth.example.com/')
-        .setAudience('sless')
-        .setSubject('e2e-deploy')
-        .setIssuedAt()
-        .setExpirationTime('5m')
-        .sign(new TextEncoder().encode(jwtSecret));
-      const list = await fetch(`${base}/v1/namespaces/${ns.name}/functions`, { headers: { authorization: `Bearer ${token}` } });
+      // The token as docs/install.md mints it: the controller's secret and the overlay's issuer and audience.
+      const minted = sless(['token', '--subject', subject, '--ttl', '1h'], { SLESS_JWT_SECRET: jwtSecret, SLESS_JWT_ISSUER: 'https://auth.example.com/', SLESS_JWT_AUDIENCE: 'sless' });
+      assert.equal(minted.status, 0, minted.stderr);
+      assert.match(minted.stderr, new RegExp(`owns namespace ${tenant}`));
+      const token = minted.stdout.trim();
+      const list = await fetch(`${base}/v1/namespaces/${tenant}/functions`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(list.status, 200, await list.clone().text());
-      assert.equal((await fetch(`${base}/v1/namespaces/${ns.name}/functions`)).status, 401);
+      assert.match(await list.text(), /"hi"/);
+      assert.equal((await fetch(`${base}/v1/namespaces/${SYSTEM}/functions`, { headers: { authorization: `Bearer ${token}` } })).status, 403, 'not an admin: its namespace only');
+      assert.equal((await fetch(`${base}/v1/namespaces/${tenant}/functions`)).status, 401);
     } finally {
       await clone.dispose();
     }
   });
+
+  it('sless check is red on the right line: S3 down, a CRD missing, an image absent', async () => {
+    const failed = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('\u2716'));
+    // S3 down.
+    await s3.stop();
+    try {
+      const r = sless(['check', '--kubeconfig', kubeconfig, '--namespace', SYSTEM]);
+      assert.equal(r.status, 1, r.stdout);
+      const lines = failed(r.stdout);
+      assert.equal(lines.length, 1, r.stdout);
+      assert.ok(lines[0]!.startsWith(`\u2716 S3 s3://${s3.bucket} at ${s3.endpoint}: cannot check the bucket`), r.stdout);
+      assert.match(r.stdout, /ECONNREFUSED/);
+      assert.match(r.stdout, /fix: SLESS_S3_ENDPOINT, SLESS_S3_BUCKET/);
+    } finally {
+      await s3.start();
+    }
+
+    // A CRD the release has and the cluster lacks (crds/ plus one under another group).
+    const crds = path.join(work, 'crds');
+    await mkdir(crds, { recursive: true });
+    for (const f of await readdir(path.join(repoRoot, 'crds'))) await copyFile(path.join(repoRoot, 'crds', f), path.join(crds, f));
+    await writeFile(path.join(crds, 'zz-missing.yaml'), (await readFile(path.join(crds, 'trigger.yaml'), 'utf8')).replaceAll('sless.kube5s.ru', 'e2e-missing.sless.kube5s.ru'));
+    const withMissing = await runChecks({ kube: kubeReader(kc), namespace: SYSTEM, pre: false, settingsFrom: 'cluster', crdsDir: crds });
+    assert.deepEqual(
+      withMissing.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`),
+      ['CRD triggers.e2e-missing.sless.kube5s.ru: missing'],
+    );
+
+    // An image absent: the go1.23 runtime image's manifest deleted from the registry (and put back after).
+    const image = baseImageOf('go1.23', prefix);
+    const { registry } = requireNode();
+    const [repo = '', tag = ''] = image.slice(registry.length + 1).split(':');
+    const accept = 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json';
+    const manifest = await fetch(`http://${registry}/v2/${repo}/manifests/${tag}`, { headers: { accept } });
+    const mediaType = manifest.headers.get('content-type') ?? '';
+    const digest = manifest.headers.get('docker-content-digest') ?? '';
+    const body = Buffer.from(await manifest.arrayBuffer());
+    assert.equal((await fetch(`http://${registry}/v2/${repo}/manifests/${digest}`, { method: 'DELETE' })).status, 202);
+    try {
+      const r = sless(['check', '--kubeconfig', kubeconfig, '--namespace', SYSTEM]);
+      assert.equal(r.status, 1, r.stdout);
+      assert.deepEqual(failed(r.stdout), [`\u2716 runtime image go1.23: ${image} is not in ${registry}`], r.stdout);
+      assert.match(r.stdout, /fix: SLESS_RUNTIME_IMAGE_PREFIX; push them with scripts\/images\.sh --registry/);
+    } finally {
+      await fetch(`http://${registry}/v2/${repo}/manifests/${tag}`, { method: 'PUT', headers: { 'content-type': mediaType }, body });
+    }
+  });
+
+  it('installs with the Helm chart instead: sless check green, and the function served through it', async () => {
+    assert.ok(controllerImage, 'the images were pushed (first test)');
+    const { registry, hostAddress } = requireNode();
+    // Uninstall the kustomize form as docs/install.md section 13 says, but keep the CRDs (the other test
+    // files on this node use them; the chart then runs with crds.install=false) and the team's namespace.
+    await kubectl('delete', 'namespace', SYSTEM, BUILDS, '--wait=true', '--timeout=180s');
+    await kubectl('delete', 'clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding', '-l', 'app.kubernetes.io/part-of=sless', '--wait=true');
+
+    const [repository, digest] = controllerImage.split('@') as [string, string];
+    const values = {
+      image: { repository, digest },
+      crds: { install: false },
+      // The test node has no volume provisioner: the git cache on an emptyDir (values.yaml says so).
+      gitCache: { persistence: { enabled: false } },
+      resources: { requests: { cpu: '10m', memory: '64Mi' } },
+      config: {
+        SLESS_PUBLIC_URL: `http://sless-controller.${SYSTEM}.svc`,
+        SLESS_REGISTRY: `${registry}/deployed`,
+        ...settings,
+        SLESS_S3_ENDPOINT: s3.endpoint,
+        SLESS_S3_BUCKET: s3.bucket,
+        SLESS_S3_REGION: s3.region,
+        // HS256 instead of the default JWKS URL: null removes a default (docs/install.md section 7).
+        SLESS_JWKS_URL: null,
+        SLESS_JWT_ALGORITHMS: null,
+        SLESS_GIT_ALLOWED_HOSTS: hostAddress,
+        SLESS_WATCH_NAMESPACE: tenant,
+      },
+      secret: { values: { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey, SLESS_JWT_SECRET: jwtSecret } },
+    };
+    const valuesFile = path.join(work, 'my-values.yaml');
+    await writeFile(valuesFile, JSON.stringify(values));
+    const started = Date.now();
+    await helm(['install', 'sless', 'deploy/chart', '-n', SYSTEM, '--create-namespace', '-f', valuesFile, '--wait', '--timeout', '5m'], { KUBECONFIG: kubeconfig }).catch(async (err: unknown) => {
+      throw new Error(`helm install: ${String(err)}\n${await controllerState()}`, { cause: err });
+    });
+    await kubectl('label', 'namespace', SYSTEM, 'pod-security.kubernetes.io/enforce=restricted', '--overwrite');
+    console.log(`helm install --wait: ${Math.round((Date.now() - started) / 1000)} s`);
+
+    const check = await eventually(
+      () => {
+        const r = sless(['check', '--kubeconfig', kubeconfig, '--namespace', SYSTEM]);
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        return r;
+      },
+      { timeoutMs: 90_000, intervalMs: 5_000 },
+    );
+    assert.match(check.stdout, /^\u2714 controller \(sless-system\): 2 of 2 replicas Ready/m);
+    assert.match(check.stdout, /^all \d+ checks passed$/m);
+
+    // The Function the kustomize install built is served through the chart's controller and Service.
+    const base = await serviceUrl();
+    let last = '';
+    await eventually(
+      async () => {
+        const r = await fetch(`${base}/fn/${tenant}/hi`, { signal: AbortSignal.timeout(10_000) });
+        last = `${r.status} ${await r.text()}`;
+        assert.equal(r.status, 200, last);
+      },
+      { timeoutMs: 180_000, intervalMs: 2_000 },
+    ).catch(async (error: unknown) => {
+      throw new Error(`/fn/${tenant}/hi through the chart's Service: ${last}\n${await controllerState()}`, { cause: error });
+    });
+    const minted = sless(['token', '--subject', subject, '--ttl', '1h'], { SLESS_JWT_SECRET: jwtSecret, SLESS_JWT_ISSUER: 'https://auth.example.com/', SLESS_JWT_AUDIENCE: 'sless' });
+    const list = await fetch(`${base}/v1/namespaces/${tenant}/functions`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
+    assert.equal(list.status, 200, await list.clone().text());
+  });
+
+  /** The controller's Service as the host reaches it (kube-proxy serves cluster IPs on the node). */
+  async function serviceUrl(): Promise<string> {
+    const service = await core.readNamespacedService({ namespace: SYSTEM, name: 'sless-controller' });
+    return `http://${service.spec!.clusterIP}`;
+  }
+
+  async function controllerState(): Promise<string> {
+    return `${(await kubectl('get', 'statefulset,pods', '-n', SYSTEM, '-o', 'wide').catch((err: unknown) => ({ stdout: String(err) }))).stdout}\n${await podLogs(kc, SYSTEM, CONTROLLER, 20)}`;
+  }
 });

@@ -4,7 +4,7 @@
 // server accepts every rendered form by server-side dry run (kube service; Helm from .ci/install.d/45-helm.sh).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { loadControllerConfig } from '../../src/config/config.ts';
+import { helm } from '../helpers/helm.ts';
 import { freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
 
 const run = promisify(execFile);
@@ -24,24 +25,6 @@ interface Obj {
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [key: string]: unknown;
-}
-
-/** Helm as .ci/install.d/45-helm.sh builds it (SLESS_TEST_HELM_BIN overrides). */
-async function helmBin(): Promise<string> {
-  const bin = process.env.SLESS_TEST_HELM_BIN ?? path.join(os.homedir(), '.cache', 'sless-test', 'bin', 'helm');
-  try {
-    await access(bin);
-  } catch {
-    throw new Error(`helm is not at ${bin}: run bash .ci/install.d/45-helm.sh (or set SLESS_TEST_HELM_BIN)`);
-  }
-  return bin;
-}
-
-async function helm(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
-  // HELM_*_HOME under a temp dir: no plugin, cache or repository of this machine's user is read.
-  const home = path.join(os.tmpdir(), 'sless-test-helm-home');
-  const env = { ...process.env, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data` };
-  return run(await helmBin(), args, { cwd: root, env, maxBuffer: 32 * 1024 * 1024 });
 }
 
 async function kubectl(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {

@@ -281,11 +281,32 @@ describe('/v1', async () => {
 });
 
 describe('health', async () => {
-  const { app, platform } = await testApp({ storeHealth: { check: async () => ({ ok: true }) } });
+  let database: { ok: boolean; detail?: string } | 'hangs' | undefined = { ok: true };
+  const { app, platform } = await testApp({
+    storeHealth: { check: () => (database === 'hangs' ? new Promise<never>(() => undefined) : Promise.resolve(database)) },
+  });
   after(() => app.close());
-  it('/healthz answers while the process lives; /readyz follows the platform and the store', async () => {
-    assert.deepEqual((await app.inject({ url: '/healthz' })).json(), { status: 'ok' });
+  it('/healthz answers while the process lives, with the database as a detail; /readyz follows the platform only', async () => {
+    assert.deepEqual((await app.inject({ url: '/healthz' })).json(), { status: 'ok', database: { ok: true } });
     assert.equal((await app.inject({ url: '/readyz' })).statusCode, 200);
+
+    // The database is optional: its outage is reported, and the replica stays in the Service.
+    database = { ok: false, detail: 'database unreachable: connect ECONNREFUSED' };
+    const health = await app.inject({ url: '/healthz' });
+    assert.equal(health.statusCode, 200);
+    assert.deepEqual(health.json(), { status: 'ok', database });
+    assert.equal((await app.inject({ url: '/readyz' })).statusCode, 200);
+
+    // A hung database answers /healthz within a second, well inside the liveness probe's 3 s.
+    database = 'hangs';
+    const t0 = performance.now();
+    const hung = await app.inject({ url: '/healthz' });
+    assert.ok(performance.now() - t0 < 2_000);
+    assert.deepEqual(hung.json(), { status: 'ok', database: { ok: false, detail: 'database check did not answer within 1000 ms' } });
+
+    database = undefined;
+    assert.deepEqual((await app.inject({ url: '/healthz' })).json(), { status: 'ok' }, 'no database configured: no detail');
+
     platform.readiness = { ok: false, detail: 'informers not synced' };
     const res = await app.inject({ url: '/readyz' });
     assert.equal(res.statusCode, 503);

@@ -118,10 +118,14 @@ describe('the invocation and build logs in Postgres', async () => {
     }
   });
 
-  it('reports the database in /readyz', async () => {
-    const res = await app.inject({ url: '/readyz' });
-    assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json().checks.database, { ok: true });
+  it('reports the database in /healthz and sless_database_up, not in readiness', async () => {
+    const health = await app.inject({ url: '/healthz' });
+    assert.equal(health.statusCode, 200);
+    assert.deepEqual(health.json().database, { ok: true });
+    const ready = await app.inject({ url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(Object.keys(ready.json().checks), ['platform']);
+    assert.match(await registry.metrics(), /^sless_database_up\{store="postgres"\} 1$/m);
   });
 });
 
@@ -165,7 +169,15 @@ describe('a database outage', async () => {
         assert.ok(ms < 2000, `a call took ${ms.toFixed(0)} ms while the database was down`);
       }
       await eventually(async () => (await dropped()) >= 20, 'the 20 records written during the outage are counted as dropped');
-      assert.equal((await app.inject({ url: '/readyz' })).statusCode, 503);
+      // Readiness does not depend on the optional store: a 503 would take every replica out of the
+      // Service and stop /fn, which never needed the database. The outage shows in /healthz and metrics.
+      const ready = await app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 200, ready.body);
+      const health = await app.inject({ url: '/healthz' });
+      assert.equal(health.statusCode, 200);
+      assert.equal(health.json().database.ok, false);
+      assert.match(health.json().database.detail, /database unreachable/);
+      assert.match(await registry.metrics(), /^sless_database_up\{store="postgres"\} 0$/m);
 
       await server.start();
       await eventually(async () => {
@@ -173,6 +185,8 @@ describe('a database outage', async () => {
         return (await logged().catch((): string[] => [])).includes('/after');
       }, 'logging resumes after the database is back');
       assert.ok(!(await logged()).some((p) => p.startsWith('/during-')), 'records of the outage are dropped, not replayed');
+      assert.deepEqual((await app.inject({ url: '/healthz' })).json().database, { ok: true });
+      assert.match(await registry.metrics(), /^sless_database_up\{store="postgres"\} 1$/m);
     } finally {
       await app.close();
     }
