@@ -112,8 +112,12 @@ export class KubeAutoscaler {
     const ours = t.written?.replicas === current;
     if (ours) delete t.written; // the watch shows our write: nothing to wait for any more
     if (current !== t.seen && !ours) {
-      // Someone else moved it: a wake (0 → 1) is a call just now; a reconcile's bound is the new start.
-      if (t.seen === 0 && current > 0) t.since = now;
+      // Someone else moved it: a wake (0 → 1) is a call just now (and a scale event, counted here, on
+      // the leader, like every other); a reconcile's bound is the new start.
+      if (t.seen === 0 && current > 0) {
+        t.since = now;
+        this.#opts.metrics?.scaleEvents.inc({ namespace, function: name, direction: 'up' });
+      }
       t.desired = current;
     }
     t.seen = current;
