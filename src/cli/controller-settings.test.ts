@@ -72,7 +72,7 @@ describe('sless controller settings', () => {
     assert.deepEqual(kaniko?.resources?.requests, { cpu: '2', memory: '3Gi' });
     assert.equal(job.spec?.template.spec?.volumes?.find((v) => v.name === 'registry-config')?.secret?.secretName, 'push-creds', 'the push step pushes with the named registry Secret');
     const fn = { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', metadata: { name: 'fn', namespace: 'team', uid: 'u' }, spec: { runtime: 'nodejs20' } };
-    const deployment = functionDeployment(resolved, fn as never, { imageRef: 'reg.example/sless/team-fn:abc@sha256:' + 'a'.repeat(64), httpEnabled: true });
+    const deployment = functionDeployment(resolved, fn as never, { imageRef: 'reg.example/sless/team-fn:abc@sha256:' + 'a'.repeat(64), httpEnabled: true, replicas: 1 });
     assert.deepEqual(deployment.spec?.template.spec?.imagePullSecrets, [{ name: 'pull-a' }, { name: 'pull-b' }]);
   });
 

@@ -25,6 +25,9 @@ import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
 import { applyHeapGrowth } from './heap-growth.ts';
 import type { CommandIo } from './io.ts';
 import { countApiRequests } from '../platform/kubernetes/api-client/api-request-metrics.ts';
+import { COUNTS_PATH } from '../platform/kubernetes/scaling/counts-endpoint.ts';
+import type { KubeAutoscaler } from '../platform/kubernetes/scaling/kube-autoscaler.ts';
+import { startAutoscaler, type AutoscalerStartOptions } from '../platform/kubernetes/scaling/start-autoscaler.ts';
 
 /** ms from process start until this module and all it imports were loaded (logged with "serving on port"). */
 const modulesLoadedMs = Math.round(performance.now());
@@ -38,6 +41,8 @@ export interface ControllerServerOptions {
   readonly controller?: Partial<Pick<ControllerOptions, 'watchNamespace' | 'backoff' | 'timers'>> & { readonly settings?: Partial<ControllerSettings> };
   readonly store?: ArtifactStore;
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
+  /** The leader's autoscaler: its tick, and where it finds the other replicas when not in a cluster (tests). */
+  readonly scaling?: Pick<AutoscalerStartOptions, 'tickMs' | 'peers'>;
 }
 
 export interface ControllerServer {
@@ -50,6 +55,8 @@ export interface ControllerServer {
   readonly elector: LeaderElector;
   /** The running Controller while this replica leads. */
   readonly controller: Controller | undefined;
+  /** The running autoscaler while this replica leads. */
+  readonly autoscaler: KubeAutoscaler | undefined;
   close(): Promise<void>;
 }
 
@@ -143,8 +150,9 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     store,
     settings,
     // Called only once the watches run, after `logger` below is set.
-    logger: { warn: (message, fields) => logger.warn(message, fields) },
+    logger: { warn: (message, fields) => logger.warn(message, fields), info: (message, fields) => logger.info(message, fields) },
     ...(options.endpointTtl ? { endpointTtl: options.endpointTtl } : {}),
+    coldStartTimeoutMs: config.coldStartTimeout,
   });
 
   let logs: Logs = { invocationLog: createMemoryInvocationLog(), buildLog: createMemoryBuildLog() };
@@ -186,6 +194,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   }
 
   let controller: Controller | undefined;
+  let autoscaler: KubeAutoscaler | undefined;
   const identity = options.leaderElection?.identity ?? config.podName ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const elector = new LeaderElector({
     kubeConfig,
@@ -209,10 +218,24 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
       });
       controller = c;
       await c.start();
+      // The autoscaler decides from every replica's counts and writes only while this replica leads.
+      autoscaler = startAutoscaler({
+        kubeConfig: gatedKubeConfig(kubeConfig, elector.writeGate),
+        caches: c.caches,
+        counts: platform.scalingCounts,
+        settings,
+        selfPod: config.podName,
+        registry,
+        logger,
+        ...(options.scaling ?? {}),
+      });
     },
     onStoppedLeading: async () => {
       const c = controller;
       controller = undefined;
+      const a = autoscaler;
+      autoscaler = undefined;
+      await a?.stop();
       if (!c) return;
       // ResilientInformer.stop() also closes watches that were still connecting.
       await c.stop();
@@ -227,7 +250,13 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
   let metricsServer: MetricsServer;
   try {
     await app.listen({ host: options.host ?? '::', port: config.port });
-    metricsServer = await startMetricsServer({ registry, host: options.host ?? '::', port: config.metricsPort });
+    metricsServer = await startMetricsServer({
+      registry,
+      host: options.host ?? '::',
+      port: config.metricsPort,
+      // The leader gathers every replica's calls in flight from here (scaling/counts-gatherer.ts).
+      json: { [COUNTS_PATH]: () => platform.scalingCounts.report() },
+    });
   } catch (err) {
     await elector.stop();
     await app.close();
@@ -251,6 +280,9 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     elector,
     get controller() {
       return controller;
+    },
+    get autoscaler() {
+      return autoscaler;
     },
     close() {
       closing ??= (async () => {

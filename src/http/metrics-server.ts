@@ -19,13 +19,20 @@ export interface MetricsServerOptions {
   readonly host: string;
   /** 0: any free port (tests). */
   readonly port: number;
+  /** Further GET routes answering JSON: the autoscaler's in-flight counts (platform/kubernetes/scaling/counts-endpoint.ts). */
+  readonly json?: Readonly<Record<string, () => unknown>>;
 }
 
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const json = opts.json?.[path];
+    if (json && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(json()));
+      return;
+    }
     if (path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('this port serves only GET /metrics\n');
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end(`this port serves only GET /metrics${Object.keys(opts.json ?? {}).map((p) => ` and ${p}`).join('')}\n`);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -129,7 +129,7 @@ export const KIND_CASES: KindCase[] = [
   workload(
     'Deployment',
     (ns) => `/apis/apps/v1/namespaces/${ns}/deployments`,
-    (ns, i, v) => stamped(functionDeployment(settings, fnOf(ns, i), { imageRef: image(v), httpEnabled: true })),
+    (ns, i, v) => stamped(functionDeployment(settings, fnOf(ns, i), { imageRef: image(v), httpEnabled: true, replicas: 1 })),
     (c) => {
       const spec = c.spec as { template: { spec: { containers: Array<{ name: string; image: string }> } } };
       // A merge patch replaces a list whole: the containers go entire, as the change needs.

@@ -112,11 +112,16 @@ describe('kube controller: owned objects are watched', () => {
     assert.equal(again, undefined, 'a finished run was started again');
   });
 
-  it('a Deployment changed by hand is put back', async () => {
+  it('a Deployment changed by hand is put back; its replica count only where it leaves scale min..max (between them it is the autoscaler\'s)', async () => {
+    const read = () => apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'drifty' });
+    const image = (await read()).spec?.template.spec?.containers[0]?.image;
     await apps(kit.kc).patchNamespacedDeployment(
-      { namespace: kit.ns, name: 'drifty', body: [{ op: 'replace', path: '/spec/replicas', value: 3 }] },
+      { namespace: kit.ns, name: 'drifty', body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'busybox:drifted' }] },
     );
-    await eventually(async () => assert.equal((await apps(kit.kc).readNamespacedDeployment({ namespace: kit.ns, name: 'drifty' })).spec?.replicas, 1), { timeoutMs: 20_000 });
+    await eventually(async () => assert.equal((await read()).spec?.template.spec?.containers[0]?.image, image), { timeoutMs: 20_000 });
+    // No scale: in function.yaml means max 10.
+    await apps(kit.kc).patchNamespacedDeployment({ namespace: kit.ns, name: 'drifty', body: [{ op: 'replace', path: '/spec/replicas', value: 15 }] });
+    await eventually(async () => assert.equal((await read()).spec?.replicas, 10), { timeoutMs: 20_000 });
   });
 
   it('a restarted controller re-applies nothing and rebuilds nothing', async () => {

@@ -43,6 +43,10 @@ import { TenantAccess, type TenantSettings } from './tenant-access.ts';
 import { StalledError } from './stalled-error.ts';
 import type { ResolvedControllerSettings } from './settings.ts';
 import { API_LABELS, SlessObjects } from './sless-objects.ts';
+import { JsonApi } from './api-client/json-api.ts';
+import { KubeScaling } from './scaling/kube-scaling.ts';
+import { ReplicaCounts } from './scaling/replica-counts.ts';
+import { ScaleSubresource } from './scaling/scale-subresource.ts';
 
 export { credentialsSecretName } from './kube-repositories.ts';
 
@@ -59,8 +63,10 @@ export interface KubernetesPlatformOptions {
   /** How long ready() waits for the API server. Default 3000 ms. */
   readonly readyTimeoutMs?: number;
   readonly now?: () => Date;
-  /** Logs informer restarts of the serving watches. */
-  readonly logger?: { warn(message: string, fields?: Record<string, unknown>): void };
+  /** Logs informer restarts of the serving watches, and wakes. */
+  readonly logger?: { warn(message: string, fields?: Record<string, unknown>): void; info?(message: string, fields?: Record<string, unknown>): void };
+  /** SLESS_COLD_START_TIMEOUT (ms): how long a wake waits for a replica. Default 60 s. */
+  readonly coldStartTimeoutMs?: number;
 }
 
 export class KubernetesPlatform implements Platform {
@@ -73,6 +79,12 @@ export class KubernetesPlatform implements Platform {
   private readonly serving: ServingCache;
   private starting: Promise<void> | undefined;
   private readonly tenants: TenantAccess;
+  /** This replica's /fn calls in flight per function: the leader's autoscaler gathers them (scaling/). */
+  readonly scalingCounts = new ReplicaCounts();
+  /** Wakes a function at zero; counts calls (issue 29, docs/scaling.md). */
+  readonly scaling: KubeScaling;
+  /** The scale subresource writes of wakes (tests count them). */
+  readonly scaleWrites: ScaleSubresource;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -102,6 +114,19 @@ export class KubernetesPlatform implements Platform {
         opts.logger?.warn(`InformerRestart: ${name} list/watch failed (${err instanceof Error ? err.message : String(err)}); restarting in ${delay} ms`, {
           reason: 'InformerRestart',
         }),
+    });
+    this.scaleWrites = new ScaleSubresource(new JsonApi(opts.kubeConfig));
+    this.scaling = new KubeScaling({
+      counts: this.scalingCounts,
+      scale: this.scaleWrites,
+      deployment: (ns, name) => {
+        if (!this.serving.synced) return 'unknown';
+        const d = this.serving.deployments.get(name, ns);
+        return d ? { replicas: d.spec?.replicas ?? 1, resourceVersion: d.metadata?.resourceVersion } : undefined;
+      },
+      resolveEndpoint: (ns, name) => this.resolveEndpoint(ns, name),
+      timeoutMs: opts.coldStartTimeoutMs ?? 60_000,
+      ...(opts.logger?.info ? { logger: { info: opts.logger.info.bind(opts.logger) } } : {}),
     });
     this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl, (ns) => this.admit(ns));
   }

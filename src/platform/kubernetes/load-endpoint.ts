@@ -7,6 +7,7 @@ import { serviceBaseUrl } from './objects/function-workload.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 import type { SlessObjects } from './sless-objects.ts';
+import { liveWorkloadOf } from './scaling/workload-replicas.ts';
 
 export interface LoadEndpointDeps {
   readonly objects: SlessObjects;
@@ -17,7 +18,8 @@ export interface LoadEndpointDeps {
 /**
  * A function answers when its Deployment has an available replica, whatever its phase: during a
  * rebuild, or after a failed one, the previous image keeps serving. The Function reconciler scales the
- * Deployment to 0 when every http Trigger is disabled, so 0 desired replicas means "disabled". Pure: the
+ * Deployment to 0 and marks it disabled when every http Trigger is disabled; unmarked, 0 replicas is a
+ * function scaled to zero ("idle": /fn holds the call and wakes it). Pure: the
  * watches (serving-cache.ts) and the GET fallback below both decide with it.
  */
 export function endpointOf(
@@ -32,7 +34,11 @@ export function endpointOf(
   const phase = fn.status?.phase ?? 'Pending';
   const state = `${phase}${fn.status?.message ? `: ${fn.status.message}` : ''}`;
   if (!deployment) return { kind: 'not-ready', reason: phase === 'Ready' ? 'its Deployment is not there yet' : state };
-  if (deployment.spec?.replicas === 0) return { kind: 'disabled' };
+  // Disabled is not idle: a Deployment the reconciler switched off is never woken (scaling/workload-replicas.ts).
+  if (liveWorkloadOf(deployment)?.disabled) return { kind: 'disabled' };
+  // At zero, or waking from it (a replica asked for, none available yet): /fn holds the call (activator).
+  if (deployment.spec?.replicas === 0) return { kind: 'idle', timeoutSec };
+  if ((deployment.status?.availableReplicas ?? 0) < 1 && phase === 'Ready' && fn.spec?.scale?.min === 0) return { kind: 'idle', timeoutSec };
   if ((deployment.status?.availableReplicas ?? 0) < 1) {
     return { kind: 'not-ready', reason: phase === 'Ready' ? `0 of ${deployment.spec?.replicas ?? 1} replicas available yet` : state };
   }

@@ -12,6 +12,7 @@ import { KINDS, type FunctionResource, type RepositoryResource } from './objects
 import { ResilientInformer } from './api-client/resilient-informer.ts';
 import { listAllPages } from './api-client/slim.ts';
 import type { Timers } from './api-client/timers.ts';
+import { DISABLED_ANNOTATION } from './scaling/workload-replicas.ts';
 
 export interface ServingCacheOptions {
   readonly kubeConfig: KubeConfig;
@@ -28,19 +29,22 @@ function trimMeta(meta: object | undefined): void {
   for (const k of Object.keys(m)) if (!KEPT_META.has(k)) delete m[k];
 }
 
-/** A Function as /fn reads it: timeoutSec, phase and message. */
+/** A Function as /fn reads it: timeoutSec, scale.min (whether it may be at zero), phase and message. */
 export function trimFunction(fn: FunctionResource): void {
   trimMeta(fn.metadata);
   const timeoutSec = fn.spec?.timeoutSec;
-  (fn as { spec?: unknown }).spec = timeoutSec !== undefined ? { timeoutSec } : {};
+  const min = fn.spec?.scale?.min;
+  (fn as { spec?: unknown }).spec = { ...(timeoutSec !== undefined ? { timeoutSec } : {}), ...(min !== undefined ? { scale: { min } } : {}) };
   const phase = fn.status?.phase;
   const message = fn.status?.message;
   (fn as { status?: unknown }).status = { ...(phase ? { phase } : {}), ...(message ? { message } : {}) };
 }
 
-/** A Deployment as /fn reads it: desired and available replicas. */
+/** A Deployment as /fn reads it: desired and available replicas, and whether http is disabled. */
 export function trimDeployment(d: V1Deployment): void {
+  const disabled = d.metadata?.annotations?.[DISABLED_ANNOTATION];
   trimMeta(d.metadata);
+  if (d.metadata && disabled !== undefined) d.metadata.annotations = { [DISABLED_ANNOTATION]: disabled };
   const replicas = d.spec?.replicas;
   (d as { spec?: unknown }).spec = replicas !== undefined ? { replicas } : {};
   const available = d.status?.availableReplicas;

@@ -77,9 +77,21 @@ export function normalizedDigest(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(normalize(value))).digest('hex');
 }
 
+/**
+ * The part of a workload its hash covers: a Deployment's replica count is left out, because the
+ * autoscaler changes it through the scale subresource (scaling/kube-autoscaler.ts); a hash over it would
+ * make every scale look like drift. The count is still compared (upToDate's covers), so a reconcile that
+ * must move it (scaling/workload-replicas.ts) applies.
+ */
+function hashedForm(obj: Workload & { kind?: string }): unknown {
+  if (obj.kind !== 'Deployment' || !obj.spec || typeof obj.spec !== 'object') return obj;
+  const { replicas: _replicas, ...spec } = obj.spec as { replicas?: number };
+  return { ...obj, spec };
+}
+
 /** `obj` with the hash of its own form in an annotation, so a later reconcile (in any process) sees what was applied. */
 export function stamped<T extends Workload>(obj: T): T {
-  const hash = normalizedDigest(obj).slice(0, 16);
+  const hash = normalizedDigest(hashedForm(obj)).slice(0, 16);
   return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata?.annotations, [ANNOTATIONS.appliedHash]: hash } } };
 }
 

@@ -6,7 +6,7 @@ import { CRD_SPEC_DEFAULTS } from './crd-defaults.ts';
 import { envOf } from '../records.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
-import { compactScale, resolveScale } from '../../../manifest/scale-spec.ts';
+import { DISABLED_ANNOTATION } from '../scaling/workload-replicas.ts';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -18,8 +18,10 @@ export const STARTUP_PROBE = { periodSeconds: 1, timeoutSeconds: 2, failureThres
 
 export interface WorkloadOptions {
   readonly imageRef: string;
-  /** false scales the Deployment to 0 (docs/contract.md §1 http.enabled). */
+  /** false scales the Deployment to 0 and marks it disabled (docs/contract.md §1 http.enabled). */
   readonly httpEnabled: boolean;
+  /** From scaling/workload-replicas.ts: the autoscaler's live count unless the bounds force another. */
+  readonly replicas: number;
 }
 
 function nameAndNamespace(fn: FunctionResource): { name: string; namespace: string } {
@@ -111,6 +113,10 @@ export function functionDeployment(
     // runtimes stop accepting at SIGTERM, so without this pause a rollout refuses the calls routed to
     // the old pod in that gap (ECONNREFUSED through /fn). The kubelet's own sleep: no binary needed.
     container.lifecycle = { preStop: { sleep: { seconds: PRE_STOP_SLEEP_SECONDS } } };
+    // Then SIGTERM: the runtime stops accepting and finishes the calls it has, each within timeout_sec,
+    // so scaling in (and to zero) never cuts a call: the grace covers the pause and the longest call.
+    // Never below Kubernetes' default 30 s (a stored default equal to it changes no pod template).
+    podSpec.terminationGracePeriodSeconds = Math.max(30, PRE_STOP_SLEEP_SECONDS + (fn.spec?.timeoutSec ?? DEFAULTS.timeoutSec) + 5);
     // A crashed process's last log lines become its termination message: the Function's status quotes
     // them (rollout.ts), so a SyntaxError at import says so.
     container.terminationMessagePolicy = 'FallbackToLogsOnError';
@@ -118,9 +124,17 @@ export function functionDeployment(
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace, labels, ownerReferences: [controllerRef(fn, 'Function')] },
+    metadata: {
+      name,
+      namespace,
+      labels,
+      // Disabled is not idle: /fn answers 503 for this Deployment at 0 and never wakes it (load-endpoint.ts).
+      ...(opts.httpEnabled ? {} : { annotations: { [DISABLED_ANNOTATION]: 'true' } }),
+      ownerReferences: [controllerRef(fn, 'Function')],
+    },
     spec: {
-      replicas: opts.httpEnabled ? staticReplicas(fn) : 0,
+      // Not part of the applied-hash (drift.ts stamped): the autoscaler changes it through the scale subresource.
+      replicas: opts.httpEnabled ? opts.replicas : 0,
       revisionHistoryLimit: 3,
       selector: { matchLabels: selector },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
@@ -141,15 +155,4 @@ export function functionService(fn: FunctionResource): V1Service {
       ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
     },
   };
-}
-
-/**
- * Pods of a serving function until the controller scales with traffic (issue 29, docs/scaling.md):
- * `scale.min` (bounded by max), never fewer than 1, because /fn on Kubernetes cannot wake a function
- * at zero yet. A Function without scale keeps its one pod.
- */
-export function staticReplicas(fn: FunctionResource): number {
-  const spec = fn.spec?.scale;
-  if (!spec) return 1;
-  return Math.max(1, resolveScale(compactScale(spec), fn.spec?.runtime ?? 'nodejs20').min);
 }

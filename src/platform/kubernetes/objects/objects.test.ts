@@ -191,7 +191,7 @@ describe('build Job', () => {
 });
 
 describe('function Deployment and Service', () => {
-  const dep = functionDeployment(settings, fn, { imageRef: 'img@sha256:1', httpEnabled: true });
+  const dep = functionDeployment(settings, fn, { imageRef: 'img@sha256:1', httpEnabled: true, replicas: 1 });
   const c = dep.spec?.template.spec?.containers[0];
   it('runs the image by digest with memory from memoryMB and probes on /health', () => {
     assert.equal(c?.image, 'img@sha256:1');
@@ -227,20 +227,21 @@ describe('function Deployment and Service', () => {
     assert.deepEqual(c?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
     assert.deepEqual(pod?.imagePullSecrets, [{ name: 'pull' }]);
   });
-  it('is owned by the Function and scales to 0 when http is disabled', () => {
+  it('is owned by the Function, runs the replicas it is given, and 0 marked disabled when http is disabled', () => {
     assert.deepEqual(dep.metadata?.ownerReferences, [
       { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', name: 'hello', uid: 'uid-fn', controller: true, blockOwnerDeletion: true },
     ]);
     assert.equal(dep.spec?.replicas, 1);
-    assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false }).spec?.replicas, 0);
+    assert.equal(dep.metadata?.annotations?.['sless.kube5s.ru/http-disabled'], undefined);
+    assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: true, replicas: 3 }).spec?.replicas, 3);
+    const off = functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false, replicas: 3 });
+    assert.equal(off.spec?.replicas, 0);
+    assert.equal(off.metadata?.annotations?.['sless.kube5s.ru/http-disabled'], 'true');
   });
-  it('runs scale.min pods (at least 1: Kubernetes does not wake a function at zero yet), 0 when disabled', () => {
-    const withScale = (scale: object, httpEnabled = true) =>
-      functionDeployment(settings, { ...fn, spec: { ...fn.spec, runtime: 'nodejs20', scale } }, { imageRef: 'i', httpEnabled }).spec?.replicas;
-    assert.equal(withScale({ min: 3, max: 5 }), 3);
-    assert.equal(withScale({ min: 0 }), 1);
-    assert.equal(withScale({ max: 4 }), 1);
-    assert.equal(withScale({ min: 3 }, false), 0);
+  it('gives a terminating pod the preStop pause plus the longest call before it is killed', () => {
+    const long = functionDeployment(settings, { ...fn, spec: { ...fn.spec, runtime: 'nodejs20', timeoutSec: 120 } }, { imageRef: 'i', httpEnabled: true, replicas: 1 });
+    assert.equal(long.spec?.template.spec?.terminationGracePeriodSeconds, 130);
+    assert.equal(dep.spec?.template.spec?.terminationGracePeriodSeconds, 30);
   });
   it('exposes port 80 to the pods http port', () => {
     const svc = functionService(fn);

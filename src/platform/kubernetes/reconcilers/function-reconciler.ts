@@ -16,6 +16,7 @@ import { FunctionBuilds } from './function-build.ts';
 import type { StepResult } from './function-step.ts';
 import { rolloutOf } from './rollout.ts';
 import { reconcileObject, type Reconciler } from './reconcile-object.ts';
+import { liveWorkloadOf, scaleOfSpec, workloadReplicas } from '../scaling/workload-replicas.ts';
 
 /**
  * How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched).
@@ -153,6 +154,9 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     if (!imageRef) throw new Error('unreachable: no image after a finished build');
 
     const { hash, applied } = await this.deploy(fn, key, imageRef, justBuilt);
+    // Replicas moved by the autoscaler (or a wake) alone are no rollout: a function already Ready on this
+    // image stays Ready while its pods come and go, so scaling writes no status beyond status.replicas.
+    const scalingOnly = !applied && !unreported && fn.status?.imageRef === imageRef && fn.status.phase === 'Ready';
     // One Event for "built and deployed" (the status says the rest): until the status names this image, the
     // finished Job is seen again, so a failed deploy above records it on the next attempt.
     if (justBuilt) record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${imageRef}; Deployment ${namespace}/${name} runs it`);
@@ -162,10 +166,12 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     // the cache shows the form just applied, the apply's answer stands in for it; neither → still rolling out.
     const live = ctx.caches.deployments.get(name, namespace);
     const deployment = live?.metadata?.annotations?.[ANNOTATIONS.appliedHash] === hash ? live : applied;
-    const rollout = await this.rolloutFor(key, hash, deployment, imageRef);
+    const rollout = await this.rolloutFor(key, hash, deployment, imageRef, scalingOnly);
+    // What serves, from the Deployment the watch shows (written only when it changes: per scale, not per call).
+    const replicas = { desired: deployment?.spec?.replicas ?? 0, ready: deployment?.status?.availableReplicas ?? 0 };
     switch (rollout.state) {
       case 'available':
-        return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, phase: 'Ready', message: '' } };
+        return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, replicas, phase: 'Ready', message: '' } };
       case 'progressing': {
         const since = justBuilt ? ctx.now().getTime() : (this.built.get(key)?.seenAt ?? 0);
         if (unreported && ctx.now().getTime() - since < ROLLOUT_HOLD_MS) {
@@ -176,7 +182,7 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
         }
         return {
           outcome: { kind: 'progressing', reason: rollout.reason, message: rollout.message },
-          status: { ...built, phase: 'Pending', message: rollout.message },
+          status: { ...built, replicas, phase: 'Pending', message: rollout.message },
           requeueAfterMs: ROLLOUT_POLL_MS,
         };
       }
@@ -195,8 +201,8 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
    * The rollout from the Deployment alone while it is young; with its pods once it has been unfinished
    * for ROLLOUT_POLL_MS (they may say why: CrashLoopBackOff, ImagePullBackOff).
    */
-  private async rolloutFor(key: string, hash: string, deployment: V1Deployment | undefined, imageRef: string) {
-    const bare = rolloutOf(deployment, [], imageRef);
+  private async rolloutFor(key: string, hash: string, deployment: V1Deployment | undefined, imageRef: string, scalingOnly: boolean) {
+    const bare = rolloutOf(deployment, [], imageRef, { scalingOnly });
     if (bare.state === 'available' || bare.state === 'stalled' || !deployment) {
       if (bare.state === 'available') this.rollingOutSince.delete(key);
       return bare;
@@ -208,7 +214,7 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
       return bare;
     }
     if (now - seen.since < ROLLOUT_POLL_MS) return bare;
-    return rolloutOf(deployment, await this.podsOf(deployment), imageRef);
+    return rolloutOf(deployment, await this.podsOf(deployment), imageRef, { scalingOnly });
   }
 
   /** The pods of the function's Deployment. */
@@ -230,7 +236,10 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     const { namespace, name } = splitKey(key);
     const liveDeployment = ctx.caches.deployments.get(name, namespace);
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
-    const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }), liveDeployment);
+    const enabled = httpEnabled(ctx, namespace, name);
+    // The autoscaler's count stands unless the bounds (or disabling) force another (workload-replicas.ts).
+    const replicas = workloadReplicas(enabled, scaleOfSpec(fn.spec, ctx.settings.limits.maxReplicas), liveWorkloadOf(liveDeployment));
+    const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: enabled, replicas }), liveDeployment);
     await this.applyService(fn);
     if (!deployment.applied) return { hash: deployment.hash };
     const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.hash;

@@ -13,6 +13,13 @@ const pod = (waiting?: string): V1Pod => ({
 });
 
 describe('rolloutOf: Ready means serving', () => {
+  it('scaling alone (the rolled-out form, only replicas moved) keeps a function available while pods start or stop', () => {
+    const waking = dep({ observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 0 });
+    assert.equal(rolloutOf(waking, [], IMAGE, { scalingOnly: true }).state, 'available');
+    assert.equal(rolloutOf(dep({ observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 1 }, 3), [], IMAGE, { scalingOnly: true }).state, 'available');
+    assert.equal(rolloutOf(waking, [], IMAGE).state, 'progressing', 'a new form still rolls out');
+    assert.equal(rolloutOf(waking, [pod('CrashLoopBackOff')], IMAGE, { scalingOnly: true }).state, 'failing', 'a woken pod that crash-loops says so');
+  });
   it('is available only when the new spec is seen and every replica is updated and available', () => {
     assert.equal(rolloutOf(dep({ observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 }), [], IMAGE).state, 'available');
     assert.equal(rolloutOf(dep({ observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 }), [], IMAGE).state, 'progressing');

@@ -19,7 +19,12 @@ function lastLines(text: string, n: number): string {
   return text.trim().split('\n').slice(-n).join('\n');
 }
 
-export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V1Pod[], imageRef: string): Rollout {
+/**
+ * `scalingOnly`: the Deployment's form is the one already rolled out and Ready (only its replica count
+ * moved: the autoscaler, a wake). Pods starting or stopping for that are no rollout: while no pod of an
+ * older template is left it stays available (a crash-looping new pod still says failing).
+ */
+export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V1Pod[], imageRef: string, opts: { scalingOnly?: boolean } = {}): Rollout {
   const name = `${deployment?.metadata?.namespace ?? ''}/${deployment?.metadata?.name ?? ''}`;
   if (!deployment) return { state: 'progressing', reason: 'RollingOut', message: `waiting for Deployment ${name}` };
   const wanted = deployment.spec?.replicas ?? 1;
@@ -47,6 +52,7 @@ export function rolloutOf(deployment: V1Deployment | undefined, pods: readonly V
       }
     }
   }
+  if (opts.scalingOnly && (status.replicas ?? 0) <= (status.updatedReplicas ?? 0)) return { state: 'available', message: `serving ${imageRef}` };
   if ((status.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0)) {
     return { state: 'progressing', reason: 'RollingOut', message: `Deployment ${name} has not seen its new spec yet` };
   }

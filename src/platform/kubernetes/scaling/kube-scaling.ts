@@ -1,0 +1,71 @@
+// Platform.scaling on Kubernetes (issue 29), on every controller replica: /fn's calls are counted here
+// (replica-counts.ts; the leader gathers every replica's counts), and a function at zero is woken by the
+// replica that got the call: one write of the Deployment's scale subresource to 1, conditioned on the
+// resourceVersion it saw at 0 (several replicas waking at once: one write wins, the others see 1), then
+// wait until the serving watches say a replica serves. Any replica may wake; only the leader scales in.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Endpoint, FunctionScaling } from '../../types.ts';
+import type { ReplicaCounts } from './replica-counts.ts';
+import type { ScaleSubresource } from './scale-subresource.ts';
+
+/** The function's Deployment as far as a wake reads it. */
+export interface ScaleView {
+  readonly replicas: number;
+  readonly resourceVersion: string | undefined;
+}
+
+export interface KubeScalingOptions {
+  readonly counts: ReplicaCounts;
+  readonly scale: ScaleSubresource;
+  /** From the serving watches; undefined when they have not listed yet (the wake then reads the API server). */
+  readonly deployment: (namespace: string, name: string) => ScaleView | undefined | 'unknown';
+  readonly resolveEndpoint: (namespace: string, name: string) => Promise<Endpoint>;
+  /** SLESS_COLD_START_TIMEOUT: a wake gives up after this long. */
+  readonly timeoutMs: number;
+  /** How often a wake looks whether a replica serves (the watches are in memory). Default 50 ms. */
+  readonly pollMs?: number;
+  readonly logger?: { info(message: string, fields?: Record<string, unknown>): void };
+}
+
+export class KubeScaling implements FunctionScaling {
+  constructor(private readonly opts: KubeScalingOptions) {}
+
+  requestBegan(namespace: string, name: string): () => void {
+    return this.opts.counts.begin(namespace, name);
+  }
+
+  async wake(namespace: string, name: string): Promise<void> {
+    const started = performance.now();
+    /** The resourceVersion this wake wrote against: written once per zero it sees, not once per poll. */
+    let wroteAgainst: string | undefined | null = null;
+    for (;;) {
+      const endpoint = await this.opts.resolveEndpoint(namespace, name);
+      switch (endpoint.kind) {
+        case 'ready':
+          this.opts.logger?.info(`${namespace}/${name} woke in ${Math.round(performance.now() - started)} ms`, { reason: 'Woken' });
+          return;
+        case 'not-found':
+          throw new Error('the function was removed');
+        case 'disabled':
+          throw new Error('its http serving is disabled');
+        case 'not-ready':
+          throw new Error(endpoint.reason);
+        case 'idle':
+          break;
+      }
+      let view = this.opts.deployment(namespace, name);
+      if (view === 'unknown') view = await this.opts.scale.read(namespace, name);
+      if (!view) throw new Error('its Deployment is not there');
+      if (view.replicas === 0 && view.resourceVersion !== wroteAgainst) {
+        wroteAgainst = view.resourceVersion;
+        const wrote = await this.opts.scale.set(namespace, name, 1, view.resourceVersion);
+        if (wrote === 'missing') throw new Error('its Deployment is not there');
+        if (wrote === 'written') this.opts.logger?.info(`${namespace}/${name} scaled up to 1 replica: woken by a call`, { reason: 'Woken' });
+        // 'conflict': another replica (or the leader) wrote first; the watch shows what it wrote.
+      }
+      const waitedMs = performance.now() - started;
+      if (waitedMs > this.opts.timeoutMs) throw new Error(`no replica became ready within ${Math.round(this.opts.timeoutMs / 1000)} s`);
+      await sleep(this.opts.pollMs ?? 50);
+    }
+  }
+}
