@@ -151,6 +151,7 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
     settings,
     // Called only once the watches run, after `logger` below is set.
     logger: { warn: (message, fields) => logger.warn(message, fields), info: (message, fields) => logger.info(message, fields) },
+    routeToPods: config.routeToPods,
     ...(options.endpointTtl ? { endpointTtl: options.endpointTtl } : {}),
     coldStartTimeoutMs: config.coldStartTimeout,
   });

@@ -125,6 +125,12 @@ const controllerSpecs = {
     describe: 'docker-config Secret in the build namespace that kaniko pulls base images with (give it pull-only rights)',
   },
   runtimeImagePrefix: { env: 'SLESS_RUNTIME_IMAGE_PREFIX', schema: optionalString, describe: 'where runtime base images live (default: the registry)' },
+  routeToPods: {
+    env: 'SLESS_ROUTE_TO_PODS',
+    schema: flag,
+    default: true,
+    describe: "/fn calls a function's pods directly (EndpointSlice watch, probes new pods itself: a rollout or a wake is served as soon as the new pod answers); false: through the function's Service (when the controller cannot reach pod IPs)",
+  },
   clusterDomain: { env: 'SLESS_CLUSTER_DOMAIN', schema: z.string().min(1), default: 'cluster.local', describe: 'cluster DNS domain for function Services' },
   podNamespace: { env: 'POD_NAMESPACE', schema: optionalString, describe: 'namespace of the controller (for its leader Lease)' },
   serviceAccount: {

@@ -175,13 +175,13 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   }
 
   const timeoutMs = endpoint.timeoutSec * 1000;
-  const once = () =>
+  const once = (origin: string) =>
     new Promise<void>((resolve, reject) => {
       let started = false;
       const resume = () => controller?.resume();
       ctx.dispatcher.dispatch(
         {
-          origin: endpoint.baseUrl,
+          origin,
           path: upstreamPath,
           method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
           headers: upstreamRequestHeaders(headers, { ...clientOf(req, ctx.trustProxy), prefix: `/fn/${namespace}/${name}` }),
@@ -232,10 +232,16 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   let delayMs = CONNECT_RETRY_FIRST_MS;
   const giveUpAt = performance.now() + CONNECT_RETRY_WINDOW_MS;
   let resetsLeft = body === null && IDEMPOTENT.has(req.method ?? 'GET') ? 1 : 0;
+  // With a replica picker (Kubernetes, pod routing) each attempt picks a pod: a refused one is not
+  // tried blindly again, and the picker learns of it.
+  const replicas = endpoint.replicas;
   for (;;) {
+    const replica = replicas?.pick();
+    let outcome: 'done' | 'refused' = 'done';
     try {
-      return await once();
+      return await once(replica?.baseUrl ?? endpoint.baseUrl);
     } catch (err) {
+      if (hasCode(err, REFUSALS)) outcome = 'refused';
       const untouched = body === null || !body.readableDidRead;
       const unanswered = status === 0 && !res.destroyed;
       if (unanswered && resetsLeft > 0 && hasCode(err, RESETS)) {
@@ -244,8 +250,12 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
       }
       const again = untouched && unanswered && hasCode(err, REFUSALS) && performance.now() + delayMs < giveUpAt;
       if (!again) throw upstreamError(err, namespace, name, endpoint.timeoutSec, ctx.maxBodyBytes);
+      replica?.release(outcome);
       await sleep(delayMs);
       delayMs *= 2;
+    } finally {
+      // After the whole answer, or the failure: the pod's in-flight count is this call's until then.
+      replica?.release(outcome);
     }
   }
 }

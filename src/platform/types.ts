@@ -153,8 +153,24 @@ export interface UnpackedCode {
   readonly codeHash: string;
 }
 
+/**
+ * One replica of a function, picked for one call (Kubernetes with SLESS_ROUTE_TO_PODS: a pod's own
+ * address, docs/pod-routing.md). `release` is called once when the call ends: `refused` when nothing
+ * listened there (the picker may take the replica out of rotation), else `done`.
+ */
+export interface PickedReplica {
+  readonly baseUrl: string;
+  release(outcome: 'done' | 'refused'): void;
+}
+
+/** Picks the replica for each call; `pick` returns undefined when none is known: then use `baseUrl`. */
+export interface ReplicaPicker {
+  pick(): PickedReplica | undefined;
+}
+
 export type Endpoint =
-  | { readonly kind: 'ready'; readonly baseUrl: string; readonly timeoutSec: number }
+  /** `baseUrl` reaches any replica (a Service, a dev process); `replicas`, when given, picks one per call. */
+  | { readonly kind: 'ready'; readonly baseUrl: string; readonly timeoutSec: number; readonly replicas?: ReplicaPicker }
   /** Scaled to zero (scale.min 0 and idle): /fn holds the call and asks `Platform.scaling.wake`. */
   | { readonly kind: 'idle'; readonly timeoutSec: number }
   | { readonly kind: 'not-found' }

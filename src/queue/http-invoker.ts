@@ -65,8 +65,11 @@ function invokeOnce(platform: Pick<Platform, 'resolveEndpoint' | 'scaling'>): In
         break;
     }
     const timeoutMs = endpoint.timeoutSec * 1000;
+    // A pod picked as /fn picks it (Kubernetes with SLESS_ROUTE_TO_PODS), else the Service / process.
+    const replica = endpoint.replicas?.pick();
+    let refused = false;
     try {
-      const res = await request(`${endpoint.baseUrl}/`, {
+      const res = await request(`${replica?.baseUrl ?? endpoint.baseUrl}/`, {
         method: 'POST',
         headers: req.headers,
         body: req.body,
@@ -82,7 +85,10 @@ function invokeOnce(platform: Pick<Platform, 'resolveEndpoint' | 'scaling'>): In
         return failed(504, `timed out after ${endpoint.timeoutSec} s (timeout_sec)`);
       }
       const code = (err as { code?: string }).code;
+      refused = code === 'ECONNREFUSED';
       return failed(502, `unreachable: ${code ?? ''} ${(err as Error).message}`);
+    } finally {
+      replica?.release(refused ? 'refused' : 'done');
     }
   };
 }

@@ -1,5 +1,6 @@
 // The /fn proxy benchmark (not part of npm test). Run: node --import tsx test/bench/proxy.bench.ts
-//   [--seconds 10] [--rounds 3] [--pg]     (--pg: invocations go to a real PostgreSQL)
+//   [--seconds 10] [--rounds 3] [--pg] [--picker]   (--pg: invocations go to a real PostgreSQL;
+//   --picker: sless picks a pod per call as on Kubernetes with SLESS_ROUTE_TO_PODS, docs/pod-routing.md)
 // Three processes share the machine: the upstream (a plain node:http "function"), sless (the real
 // app: /fn with invocation logging, metrics and an info-level logger on), and a bare ~20-line
 // node:http + undici proxy. Every figure is measured in the same run, interleaved in rounds:
@@ -18,8 +19,10 @@ import { Pool } from 'undici';
 import { freshDatabase, startPostgres } from '../services/postgres.ts';
 
 const { values: args } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, pg: { type: 'boolean', default: false } },
+  options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, pg: { type: 'boolean', default: false }, picker: { type: 'boolean', default: false } },
 });
+// Read by the sless child (test/helpers/proxy-child.ts), which inherits this environment.
+if (args.picker) process.env.SLESS_BENCH_PICKER = '1';
 const seconds = Number(args.seconds);
 const rounds = Number(args.rounds);
 const children: ChildProcess[] = [];

@@ -1,6 +1,6 @@
 // Push-to-serve benchmark on the real node (not part of any test run; root, `.ci/install.d/25-node.sh`
 // and the test images of test/images/build.sh):
-//   npx node --import tsx test/bench/push-to-serve.bench.ts [--runs 5] [--only node|python] [--timeline]
+//   npx node --import tsx test/bench/push-to-serve.bench.ts [--runs 5] [--only node|python] [--timeline] [--routing both|pods|service]
 // A real `sless controller` (the e2e kit's host process), the real git server, SeaweedFS, kaniko
 // and the node. Each run changes a function's code, pushes, sends the signed webhook, and polls
 // /fn every 100 ms until the new code answers. Reported per case, median of the runs:
@@ -9,6 +9,10 @@
 //   kaniko   BuildStarted → BuildSucceeded (Job, pod start, context fetch, kaniko, push by digest)
 //   rollout  BuildSucceeded → the first /fn answer from the new code (Deployment rollout, probes)
 // --timeline prints each run's moments (build pod, its steps, kaniko's phases, the new function pod).
+// total and rollout are the first routing's to serve.
+// --routing both (default): two controller replicas share the run, one with SLESS_ROUTE_TO_PODS=false
+// (/fn calls the Service) and one with true (/fn calls pods directly, docs/pod-routing.md); the same
+// push, build and rollout are polled through both, so "service" and "pods" are before/after in one run.
 // Cases: (a) a Node.js function without dependencies; (b) a Python function with a requirements.txt,
 // code-only change (its dependency layer comes from kaniko's cache).
 // Starts the node, git and s3 services unless SLESS_TEST_* variables point at running ones.
@@ -20,7 +24,7 @@ import type { TestService } from '../run.ts';
 import { formatTimeline, runTimeline } from './push-to-serve-timeline.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '5' }, only: { type: 'string' }, timeline: { type: 'boolean', default: false } },
+  options: { runs: { type: 'string', default: '5' }, only: { type: 'string' }, timeline: { type: 'boolean', default: false }, routing: { type: 'string', default: 'both' } },
 });
 const RUNS = Number(values.runs);
 const stops: Array<() => Promise<void>> = [];
@@ -111,7 +115,10 @@ async function main(): Promise<void> {
   stops.unshift(() => wheels.stop());
   const kit = await setupNodeKit('bench-p2s', { s3Endpoint: proxy.url });
   stops.unshift(() => kit.dispose());
-  const controller = await kit.startController();
+  const routings = (values.routing === 'both' ? ['service', 'pods'] : [values.routing]) as Array<'service' | 'pods'>;
+  if (routings.some((r) => r !== 'service' && r !== 'pods')) throw new Error(`--routing is both, pods or service, not ${values.routing}`);
+  const controllers = new Map<'service' | 'pods', Awaited<ReturnType<typeof kit.startController>>>();
+  for (const r of routings) controllers.set(r, await kit.startController(r, { SLESS_ROUTE_TO_PODS: r === 'pods' ? 'true' : 'false' }));
 
   const cases = [
     {
@@ -143,39 +150,48 @@ async function main(): Promise<void> {
     log(`${c.fn}: first build and rollout (cold) in ${sec(Date.now() - t0)}`);
   }
 
-  const results: Record<string, Array<Record<'total' | 'sync' | 'upload' | 'kaniko' | 'rollout', number>>> = {};
+  type Result = Record<'total' | 'sync' | 'upload' | 'kaniko' | 'rollout', number> & { byRouting: Partial<Record<'service' | 'pods', number>> };
+  const results: Record<string, Result[]> = {};
   for (const c of cases) {
     results[c.id] = [];
     for (let run = 1; run <= RUNS; run++) {
       const version = run;
-      const from = controller.output().length;
+      const from = new Map([...controllers].map(([r, c]) => [r, c.output().length]));
       const putsFrom = proxy.puts.length;
       const t0 = Date.now();
       await kit.push(c.files(version), `${c.fn} v${version}`);
       const hook = await kit.webhook('fns');
       if (hook.status !== 202) throw new Error(`webhook answered ${hook.status}`);
-      let served = 0;
-      const deadline = Date.now() + 600_000;
-      while (!served && Date.now() < deadline) {
-        try {
-          const res = await kit.callFn(c.fn);
-          const body = (await res.json()) as { v?: number };
-          if (body.v === version) served = Date.now();
-        } catch {
-          // not yet
-        }
-        if (!served) await new Promise((r) => setTimeout(r, 100));
-      }
-      if (!served) throw new Error(`${c.fn} v${version} was not served within 600 s`);
+      // Each routing polled on its own replica, every 100 ms, until it serves the new version.
+      const servedBy = Object.fromEntries(
+        await Promise.all(
+          [...controllers].map(async ([routing, replica]) => {
+            const deadline = Date.now() + 600_000;
+            while (Date.now() < deadline) {
+              try {
+                const res = await fetch(`${replica.url}/fn/${kit.ns}/${c.fn}`, { signal: AbortSignal.timeout(30_000) });
+                const body = (await res.json()) as { v?: number };
+                if (body.v === version) return [routing, Date.now()] as const;
+              } catch {
+                // not yet
+              }
+              await new Promise((r) => setTimeout(r, 100));
+            }
+            throw new Error(`${c.fn} v${version} was not served through the ${routing} replica within 600 s`);
+          }),
+        ),
+      ) as Partial<Record<'service' | 'pods', number>>;
+      const served = Math.min(...Object.values(servedBy));
       await new Promise((r) => setTimeout(r, 300));
-      const lines = logLines(controller.output().slice(from));
+      const lines = logLines([...controllers].map(([r, ctl]) => ctl.output().slice(from.get(r))).join('\n')).sort((a, b) => a.time - b.time);
       const at = (re: RegExp): number => lines.find((l) => re.test(l.msg))?.time ?? NaN;
       const synced = at(new RegExp(`^Synced: FunctionRepository ${kit.ns}/fns`));
       const started = at(new RegExp(`^BuildStarted: Function ${kit.ns}/${c.fn}`));
       const built = at(new RegExp(`^BuildSucceeded: Function ${kit.ns}/${c.fn}`));
       const puts = proxy.puts.slice(putsFrom);
       const upload = puts.length ? Math.max(...puts.map((p) => p.end)) - Math.min(...puts.map((p) => p.start)) : NaN;
-      const r = { total: served - t0, sync: synced - t0, upload, kaniko: built - started, rollout: served - built };
+      const byRouting = Object.fromEntries(Object.entries(servedBy).map(([k, v]) => [k, v - t0])) as Partial<Record<'service' | 'pods', number>>;
+      const r: Result = { total: served - t0, sync: synced - t0, upload, kaniko: built - started, rollout: served - built, byRouting };
       results[c.id]!.push(r);
       if (values.timeline) {
         const marks = await runTimeline(
@@ -185,21 +201,26 @@ async function main(): Promise<void> {
           t0,
         );
         const own = (what: string, at: number): { what: string; at: number } => ({ what, at: (at - t0) / 1000 });
-        const all = [...marks, own('Synced', synced), own('BuildStarted', started), own('BuildSucceeded', built), own('served', served)];
+        const all = [...marks, own('Synced', synced), own('BuildStarted', started), own('BuildSucceeded', built), ...Object.entries(servedBy).map(([k, v]) => own(`served (${k})`, v))];
         console.log(formatTimeline(all.filter((m) => Number.isFinite(m.at)).sort((a, b) => a.at - b.at)));
       }
-      log(`(${c.id}) run ${run}: total ${sec(r.total)} = sync ${sec(r.sync)} (upload ${sec(r.upload)}) + build start ${sec(started - synced)} + kaniko ${sec(r.kaniko)} + rollout ${sec(r.rollout)}`);
+      const via = Object.entries(byRouting).map(([k, v]) => `${k} ${sec(v)}`).join(', ');
+      log(`(${c.id}) run ${run}: total ${sec(r.total)} = sync ${sec(r.sync)} (upload ${sec(r.upload)}) + build start ${sec(started - synced)} + kaniko ${sec(r.kaniko)} + rollout ${sec(r.rollout)}; served through ${via}`);
     }
   }
 
   const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log(`\npush → served on the real node, median of ${RUNS} runs (load average ${load}; at the start ${startLoad})`);
-  console.log('| case | total | sync | (upload) | kaniko | rollout | goal |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  console.log(`| case | total | sync | (upload) | kaniko | rollout | ${routings.map((r) => `total (rollout) via ${r}`).join(' | ')} | goal |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | ${routings.map(() => '---').join(' | ')} | --- |`);
   for (const c of cases) {
     const rs = results[c.id]!;
     const m = (k: 'total' | 'sync' | 'upload' | 'kaniko' | 'rollout'): string => sec(median(rs.map((r) => r[k])));
-    console.log(`| (${c.id}) ${c.what} | **${m('total')}** | ${m('sync')} | ${m('upload')} | ${m('kaniko')} | ${m('rollout')} | < ${c.id === 'a' ? 20 : 30} s |`);
+    // The build ended at total - rollout after the push: what each routing took from there is its rollout.
+    const via = routings
+      .map((k) => `${sec(median(rs.map((r) => r.byRouting[k] ?? NaN)))} (${sec(median(rs.map((r) => (r.byRouting[k] ?? NaN) - (r.total - r.rollout))))})`)
+      .join(' | ');
+    console.log(`| (${c.id}) ${c.what} | **${m('total')}** | ${m('sync')} | ${m('upload')} | ${m('kaniko')} | ${m('rollout')} | ${via} | < ${c.id === 'a' ? 5 : 10} s |`);
   }
 }
 

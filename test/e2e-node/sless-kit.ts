@@ -49,7 +49,8 @@ export interface NodeKit {
   readonly repoUrl: string;
   readonly clone: WorkClone;
   readonly controllers: ControllerProcess[];
-  startController(name?: string): Promise<ControllerProcess>;
+  /** `env`: settings for this controller only, over the kit's (e.g. SLESS_ROUTE_TO_PODS). */
+  startController(name?: string, env?: Readonly<Record<string, string>>): Promise<ControllerProcess>;
   /** The first running controller's URL (any replica serves /fn). */
   url(): string;
   push(files: Record<string, FileSpec>, message?: string): Promise<string>;
@@ -117,9 +118,9 @@ export async function setupNodeKit(prefix: string, options: NodeKitOptions = {})
     repoUrl: repo.url,
     clone,
     controllers,
-    async startController(name = `c${controllers.length + 1}`) {
+    async startController(name = `c${controllers.length + 1}`, own = {}) {
       const proc = spawn(process.execPath, ['--import', 'tsx', child], {
-        env: { ...process.env, ...env, POD_NAME: name },
+        env: { ...process.env, ...env, ...own, POD_NAME: name },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -3,12 +3,14 @@
 // optional database URL (then invocations go to Postgres, else to the in-memory log).
 // Logging is on at info level (to /dev/null), metrics are on, as in production.
 // Prints {"port": N} once listening; answers "rss" on stdin with {"baseline","peak"} in bytes,
-// and "reset" starts a new baseline.
+// and "reset" starts a new baseline. SLESS_BENCH_PICKER=1: the endpoint picks a pod per call (pod routing).
 import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Registry } from 'prom-client';
 import { createMetrics } from '../../src/metrics/metrics.ts';
 import { openPgStore } from '../../src/store/pg-store.ts';
+import { realTimers } from '../../src/platform/kubernetes/api-client/timers.ts';
+import { PodTable } from '../../src/platform/kubernetes/pod-routing/pod-table.ts';
 import { listen, testApp } from './http-test-kit.ts';
 
 const [upstreamUrl, limit, databaseUrl] = process.argv.slice(2);
@@ -22,6 +24,24 @@ const { app, platform } = await testApp({
   ...(store ? { invocationLog: store.invocationLog, buildLog: store.buildLog, storeHealth: store.health } : {}),
 });
 platform.serve('dev', 'fn', upstreamUrl);
+if (process.env.SLESS_BENCH_PICKER === '1') {
+  // The Kubernetes pod-routing path (docs/pod-routing.md): the endpoint carries a replica picker over
+  // one ready pod (the upstream), as KubernetesPlatform's does with SLESS_ROUTE_TO_PODS.
+  const table = new PodTable({ probe: async () => true, timers: realTimers });
+  const upstream = new URL(upstreamUrl);
+  table.apply('add', {
+    addressType: 'IPv4',
+    metadata: { name: 'fn-pods', namespace: 'dev', labels: { 'kubernetes.io/service-name': 'fn' } },
+    ports: [{ name: 'http', port: Number(upstream.port) }],
+    endpoints: [{ addresses: [upstream.hostname], conditions: { ready: true } }],
+  });
+  const pods = table.pods('dev', 'fn');
+  const resolve = platform.resolveEndpoint.bind(platform);
+  platform.resolveEndpoint = async (namespace, name) => {
+    const endpoint = await resolve(namespace, name);
+    return endpoint.kind === 'ready' && pods ? { ...endpoint, replicas: pods } : endpoint;
+  };
+}
 const base = await listen(app);
 let baseline = process.memoryUsage.rss();
 let peak = baseline;

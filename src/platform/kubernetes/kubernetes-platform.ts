@@ -39,6 +39,7 @@ import { KubeRepositories } from './kube-repositories.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
+import { PodRouting, type PodRoutingOptions } from './pod-routing/pod-routing.ts';
 import { TenantAccess, type TenantSettings } from './tenant-access.ts';
 import { StalledError } from './stalled-error.ts';
 import type { ResolvedControllerSettings } from './settings.ts';
@@ -63,10 +64,15 @@ export interface KubernetesPlatformOptions {
   /** How long ready() waits for the API server. Default 3000 ms. */
   readonly readyTimeoutMs?: number;
   readonly now?: () => Date;
-  /** Logs informer restarts of the serving watches, and wakes. */
+  /** Logs informer restarts of the serving watches, wakes, and pods entering and leaving /fn's rotation. */
   readonly logger?: { warn(message: string, fields?: Record<string, unknown>): void; info?(message: string, fields?: Record<string, unknown>): void };
   /** SLESS_COLD_START_TIMEOUT (ms): how long a wake waits for a replica. Default 60 s. */
   readonly coldStartTimeoutMs?: number;
+  /**
+   * /fn calls pods directly (SLESS_ROUTE_TO_PODS, docs/pod-routing.md): an EndpointSlice watch, probes of
+   * new pods. Absent: calls go to the function's Service. Tests may pass PodRouting options (a probe).
+   */
+  readonly routeToPods?: boolean | Pick<PodRoutingOptions, 'probe' | 'policy' | 'timers'>;
 }
 
 export class KubernetesPlatform implements Platform {
@@ -77,6 +83,8 @@ export class KubernetesPlatform implements Platform {
   private readonly triggersAndJobs: KubeTriggersAndJobs;
   private readonly repositories: KubeRepositories;
   private readonly serving: ServingCache;
+  /** Set when /fn reaches pods directly. */
+  readonly podRouting: PodRouting | undefined;
   private starting: Promise<void> | undefined;
   private readonly tenants: TenantAccess;
   /** This replica's /fn calls in flight per function: the leader's autoscaler gathers them (scaling/). */
@@ -128,6 +136,18 @@ export class KubernetesPlatform implements Platform {
       timeoutMs: opts.coldStartTimeoutMs ?? 60_000,
       ...(opts.logger?.info ? { logger: { info: opts.logger.info.bind(opts.logger) } } : {}),
     });
+    const logger = opts.logger;
+    this.podRouting = opts.routeToPods
+      ? new PodRouting({
+          kubeConfig: opts.kubeConfig,
+          ...(typeof opts.routeToPods === 'object' ? opts.routeToPods : {}),
+          onError: (name, err, delay) =>
+            logger?.warn(`InformerRestart: ${name} list/watch failed (${err instanceof Error ? err.message : String(err)}); restarting in ${delay} ms`, {
+              reason: 'InformerRestart',
+            }),
+          ...(logger?.info ? { log: { info: (message: string, fields?: Record<string, unknown>) => logger.info?.(message, fields) } } : {}),
+        })
+      : undefined;
     this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl, (ns) => this.admit(ns));
   }
 
@@ -136,12 +156,13 @@ export class KubernetesPlatform implements Platform {
    * server until then). Call close() to stop them.
    */
   start(): Promise<void> {
-    this.starting ??= this.serving.start();
+    // The pod watch does not hold /fn back: until it has listed, calls go to the Service.
+    this.starting ??= Promise.all([this.serving.start(), this.podRouting?.start()]).then(() => undefined);
     return this.starting;
   }
 
   async close(): Promise<void> {
-    if (this.starting) await this.serving.stop();
+    if (this.starting) await Promise.all([this.serving.stop(), this.podRouting?.stop()]);
   }
 
   /** Loads that went to the API server for /fn (tests and the benchmark). */
@@ -152,7 +173,8 @@ export class KubernetesPlatform implements Platform {
   resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
     if (!this.serving.synced) return this.endpoints.get(namespace, name);
     const { functions, deployments } = this.serving;
-    return Promise.resolve(endpointOf(functions.get(name, namespace), deployments.get(name, namespace), namespace, name, this.opts.settings.clusterDomain));
+    const pods = this.podRouting?.pods(namespace, name);
+    return Promise.resolve(endpointOf(functions.get(name, namespace), deployments.get(name, namespace), namespace, name, this.opts.settings.clusterDomain, pods));
   }
 
   // ---- namespaces and health -------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Where /fn sends a call on Kubernetes, decided from the Function and its Deployment: as the watches of
 // serving-cache.ts hold them, or read with two GETs before those have listed.
 import type { AppsV1Api, V1Deployment } from '@kubernetes/client-node';
-import type { Endpoint } from '../types.ts';
+import type { Endpoint, ReplicaPicker } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { serviceBaseUrl } from './objects/function-workload.ts';
 import type { FunctionResource } from './objects/resources.ts';
@@ -21,6 +21,11 @@ export interface LoadEndpointDeps {
  * Deployment to 0 and marks it disabled when every http Trigger is disabled; unmarked, 0 replicas is a
  * function scaled to zero ("idle": /fn holds the call and wakes it). Pure: the
  * watches (serving-cache.ts) and the GET fallback below both decide with it.
+ *
+ * `pods` (pod-routing/, when /fn reaches pods directly): the function's pods as the EndpointSlice watch
+ * and /fn's own probes see them. Given, calls go to a pod picked per call; and a function whose
+ * Deployment counts no available replica yet is ready as soon as one of its pods answers /fn's probe
+ * (a first start, a wake from zero), before the kubelet's next probe and the Deployment status say so.
  */
 export function endpointOf(
   fn: FunctionResource | undefined,
@@ -28,6 +33,7 @@ export function endpointOf(
   namespace: string,
   name: string,
   clusterDomain: string,
+  pods?: ReplicaPicker & { readonly serving: boolean },
 ): Endpoint {
   if (!fn || fn.metadata?.deletionTimestamp) return { kind: 'not-found' };
   const timeoutSec = fn.spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec;
@@ -36,13 +42,16 @@ export function endpointOf(
   if (!deployment) return { kind: 'not-ready', reason: phase === 'Ready' ? 'its Deployment is not there yet' : state };
   // Disabled is not idle: a Deployment the reconciler switched off is never woken (scaling/workload-replicas.ts).
   if (liveWorkloadOf(deployment)?.disabled) return { kind: 'disabled' };
-  // At zero, or waking from it (a replica asked for, none available yet): /fn holds the call (activator).
+  // At zero: /fn holds the call (activator).
   if (deployment.spec?.replicas === 0) return { kind: 'idle', timeoutSec };
-  if ((deployment.status?.availableReplicas ?? 0) < 1 && phase === 'Ready' && fn.spec?.scale?.min === 0) return { kind: 'idle', timeoutSec };
+  const replicas = pods ? { replicas: pods } : {};
   if ((deployment.status?.availableReplicas ?? 0) < 1) {
+    if (pods?.serving) return { kind: 'ready', baseUrl: serviceBaseUrl(namespace, name, clusterDomain), timeoutSec, ...replicas };
+    // Waking from zero (a replica asked for, none answering yet): /fn keeps holding the call.
+    if (phase === 'Ready' && fn.spec?.scale?.min === 0) return { kind: 'idle', timeoutSec };
     return { kind: 'not-ready', reason: phase === 'Ready' ? `0 of ${deployment.spec?.replicas ?? 1} replicas available yet` : state };
   }
-  return { kind: 'ready', baseUrl: serviceBaseUrl(namespace, name, clusterDomain), timeoutSec };
+  return { kind: 'ready', baseUrl: serviceBaseUrl(namespace, name, clusterDomain), timeoutSec, ...replicas };
 }
 
 /** The same from two GETs: until the watches have listed (the EndpointCache in front of it keeps them rare). */

@@ -10,6 +10,8 @@ import { DISABLED_ANNOTATION } from '../scaling/workload-replicas.ts';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
+/** What every runtime answers 200 on once it serves (runtimes/*): the kubelet's probes and /fn's (pod-routing/). */
+export const HEALTH_PATH = '/health';
 const DEFAULTS = CRD_SPEC_DEFAULTS.Function;
 /** How long a terminating function pod keeps serving before SIGTERM (see functionDeployment). */
 const PRE_STOP_SLEEP_SECONDS = 5;
@@ -100,7 +102,7 @@ export function functionDeployment(
   const podSpec = functionPodSpec(settings, fn, opts.imageRef);
   const container = podSpec.containers[0];
   if (container) {
-    const probe = { httpGet: { path: '/health', port: 'http' } };
+    const probe = { httpGet: { path: HEALTH_PATH, port: 'http' } };
     // Start-up is watched every second (and only until the first answer): the kubelet probes readiness
     // at once when the container has started, so a new pod is Ready about a second after it listens.
     // Without it the first readiness probe came before the runtime listened and the next one 5 s later,
