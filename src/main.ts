@@ -14,6 +14,7 @@ const commands: Record<string, { load: () => Promise<{ run: CommandRun }>; summa
   login: { load: () => import('./cli/client/login.ts'), summary: 'store the endpoint and token the commands below use' },
   get: { load: () => import('./cli/client/get.ts'), summary: 'list functions, triggers, jobs, repositories or builds' },
   describe: { load: () => import('./cli/client/describe.ts'), summary: "a function's settings, status, builds and calls" },
+  logs: { load: () => import('./cli/client/logs.ts'), summary: "print a function's output from every replica (-f: follow)" },
   invoke: { load: () => import('./cli/client/invoke.ts'), summary: 'call a function through /fn and print its answer' },
   sync: { load: () => import('./cli/client/sync.ts'), summary: 'ask for a repository sync now (--wait: until it is live)' },
 };

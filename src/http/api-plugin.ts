@@ -11,6 +11,7 @@ import * as map from './api-mappers.ts';
 import * as s from './api-schemas.ts';
 import { HttpError } from './errors.ts';
 import type { NamespaceAccess } from './namespace-access.ts';
+import { logsRoute } from './logs-route.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
 import { unpackZip, ZipError, type ZipLimits } from './read-zip.ts';
 import { UploadGate, type UploadCaps } from './upload-gate.ts';
@@ -168,6 +169,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
         return (await opts.invocationLog.list(ns, name, limitOf(query))).map(map.invocationJson);
       },
     },
+    logsRoute(platform),
     {
       method: 'GET',
       url: `${fnRoot}/builds`,

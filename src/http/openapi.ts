@@ -20,6 +20,8 @@ export interface ApiRoute {
     readonly status: number;
     readonly schema?: object;
     readonly contentType?: string;
+    /** With contentType: the schema of each record of a streamed answer (application/x-ndjson: each line). */
+    readonly itemSchema?: object;
     /** Other representations a client can ask for with Accept, e.g. a zip: content type -> schema. */
     readonly alternatives?: Readonly<Record<string, object>>;
   };
@@ -51,7 +53,7 @@ export function openApiDocument(routes: readonly ApiRoute[], prefix: string): ob
             description: 'ok',
             content: {
               ...(route.success.contentType
-                ? { [route.success.contentType]: { schema: { type: 'string', format: 'binary' } } }
+                ? { [route.success.contentType]: { schema: route.success.itemSchema ?? { type: 'string', format: 'binary' } } }
                 : { 'application/json': { schema: route.success.schema ?? {} } }),
               ...Object.fromEntries(Object.entries(route.success.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
             },

@@ -12,7 +12,7 @@ describe('UploadGate', () => {
     const b = gate.acquire('b');
     assert.ok(b.ok);
     const c = gate.acquire('c');
-    assert.ok(!c.ok && /this server is unpacking 2 uploads/.test(c.reason));
+    assert.ok(!c.ok && /this server has 2 upload\(s\) being unpacked/.test(c.reason));
     a.release();
     a.release(); // twice is once
     assert.equal(gate.running, 1);

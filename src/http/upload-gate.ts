@@ -16,23 +16,31 @@ export const DEFAULT_UPLOAD_CAPS: UploadCaps = { perProcess: 2, perNamespace: 1,
 
 export type UploadSlot = { readonly ok: true; release(): void } | { readonly ok: false; readonly reason: string; readonly retryAfterSec: number };
 
+/** How refusals name what is capped (the same gate bounds /v1 .../logs?follow=1: "log follow(s)", "open"). */
+export interface GateWords {
+  readonly things: string;
+  readonly state: string;
+}
+
 export class UploadGate {
   readonly #caps: UploadCaps;
+  readonly #words: GateWords;
   #running = 0;
   readonly #byNamespace = new Map<string, number>();
 
-  constructor(caps: UploadCaps = DEFAULT_UPLOAD_CAPS) {
+  constructor(caps: UploadCaps = DEFAULT_UPLOAD_CAPS, words: GateWords = { things: 'upload(s)', state: 'being unpacked' }) {
     this.#caps = caps;
+    this.#words = words;
   }
 
   /** Takes a slot for `namespace`, or says which cap is reached. Release the slot exactly once. */
   acquire(namespace: string): UploadSlot {
     const mine = this.#byNamespace.get(namespace) ?? 0;
     if (mine >= this.#caps.perNamespace) {
-      return { ok: false, reason: `namespace ${namespace} already has ${mine} upload(s) being unpacked (at most ${this.#caps.perNamespace} at a time)`, retryAfterSec: this.#caps.retryAfterSec };
+      return { ok: false, reason: `namespace ${namespace} already has ${mine} ${this.#words.things} ${this.#words.state} (at most ${this.#caps.perNamespace} at a time)`, retryAfterSec: this.#caps.retryAfterSec };
     }
     if (this.#running >= this.#caps.perProcess) {
-      return { ok: false, reason: `this server is unpacking ${this.#running} uploads already (at most ${this.#caps.perProcess} at a time)`, retryAfterSec: this.#caps.retryAfterSec };
+      return { ok: false, reason: `this server has ${this.#running} ${this.#words.things} ${this.#words.state} already (at most ${this.#caps.perProcess} at a time)`, retryAfterSec: this.#caps.retryAfterSec };
     }
     this.#running++;
     this.#byNamespace.set(namespace, mine + 1);

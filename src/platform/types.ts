@@ -274,8 +274,42 @@ export interface Platform {
    */
   webhookTarget(namespace: string, name: string, options?: { readonly refresh?: boolean }): Promise<WebhookTarget | undefined>;
 
+  /**
+   * The function's output (issue 33, docs/logs.md): lines of every replica, the backlog first; with
+   * `follow`, new lines as they are written (new replicas included) until `signal` aborts. Throws
+   * PlatformError not_found for an unknown function before anything is read.
+   */
+  readLogs(namespace: string, name: string, query: LogQuery): Promise<AsyncIterable<LogLine>>;
+
   /** For /readyz. */
   ready(): Promise<{ ok: boolean; detail?: string }>;
+}
+
+/**
+ * Where a line came from: `stdout`/`stderr` where the platform keeps them apart (`sless dev`), `output`
+ * where it cannot (Kubernetes' pod log API merges a container's two streams).
+ */
+export type LogStream = 'stdout' | 'stderr' | 'output';
+
+/** One line a function printed. */
+export interface LogLine {
+  /** When it was written (RFC 3339, UTC). */
+  readonly time: string;
+  /** The pod (Kubernetes) or process (`sless dev`, `pid-<n>`) that printed it. */
+  readonly replica: string;
+  readonly stream: LogStream;
+  readonly line: string;
+}
+
+export interface LogQuery {
+  /** Keep following new lines until `signal` aborts. */
+  readonly follow: boolean;
+  /** Only lines written at or after this time (ms since the epoch). */
+  readonly sinceMs?: number;
+  /** Only the last this many lines (per replica while following). */
+  readonly tail?: number;
+  /** Aborted when the client leaves: every read and watch stops. */
+  readonly signal: AbortSignal;
 }
 
 /** What a sync request knows about the change it asks for (see Platform.requestSync). */

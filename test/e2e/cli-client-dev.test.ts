@@ -1,15 +1,15 @@
 // The client side of the CLI as a user runs it: `node bin/sless.js init/validate/get/describe/invoke/
-// sync` as child processes against a real `sless dev` serving a plain folder with real runtime
+// sync/logs` as child processes against a real `sless dev` serving a plain folder with real runtime
 // processes.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { RUNTIME_CATALOG } from '../../src/build/runtime-catalog.ts';
-import { startDevProcess, type DevProcess } from './dev-harness.ts';
+import { eventually, startDevProcess, type DevProcess } from './dev-harness.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 let folder: string;
@@ -123,4 +123,53 @@ test('init → sless dev serves it → get, describe, invoke round-trip JSON →
 
   const repos = await sless(['get', 'repositories']);
   assert.match(repos.stdout, /^NAME +URL .*\nlocal +\//);
+});
+
+test('sless logs: what the function processes print, every replica, -f within a second; bad flags and unknown functions in one line', async () => {
+  assert.ok(dev, 'the test above started sless dev');
+  const dir = path.join(folder, 'fns/talker');
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'function.yaml'), 'runtime: nodejs20\nentrypoint: handler.handle\nscale:\n  min: 2\n');
+  await writeFile(
+    path.join(dir, 'handler.js'),
+    "exports.handle = async (event) => { console.log(`marker ${event.n} from ${process.pid}`); console.error('on stderr'); return { pid: process.pid }; };\n",
+  );
+  assert.equal((await sless(['sync', 'local', '--wait', '--timeout', '60s'])).code, 0);
+  const pids = await eventually(async () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const r = await sless(['invoke', 'talker', '-d', `{"n": ${i}}`]);
+      seen.add((JSON.parse(r.stdout) as { pid: number }).pid);
+    }
+    return seen.size === 2 ? [...seen] : undefined;
+  }, 'two replicas answering');
+  const all = await sless(['logs', 'talker']);
+  assert.equal(all.code, 0, all.stderr);
+  for (const pid of pids) assert.match(all.stdout, new RegExp(`^\\[pid-${pid}\\] marker \\d from ${pid}$`, 'm'));
+  assert.match(all.stdout, /^\[pid-\d+ stderr\] on stderr$/m);
+  const tail = await sless(['logs', 'talker', '--tail', '1']);
+  assert.equal(tail.stdout.trimEnd().split('\n').length, 1);
+
+  // -f: a line printed after the command started shows up within a second.
+  const follower = spawn(process.execPath, [path.join(root, 'bin/sless.js'), 'logs', 'talker', '-f', '--tail', '0'], { env: { ...process.env, ...env } });
+  let out = '';
+  follower.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const call = async (n: number) =>
+    assert.equal((await fetch(`${dev?.url}/fn/dev/talker`, { method: 'POST', body: `{"n": ${n}}`, headers: { 'content-type': 'application/json' } })).status, 200);
+  // The command starts (tsx compiles the sources) and connects: the first line it shows says it reads.
+  await eventually(async () => (await call(41), /marker 41 from/.test(out) || undefined), 'the follower to connect', 30_000);
+  const calledAt = Date.now();
+  await call(42);
+  const seenAt = await eventually(() => (/marker 42 from/.test(out) ? Date.now() : undefined), 'the followed line', 5000);
+  follower.kill();
+  assert.ok(seenAt - calledAt < 1000, `followed line after ${seenAt - calledAt} ms`);
+
+  const bad = await sless(['logs', 'talker', '--since', 'yesterday']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /^sless logs: GET \/v1\/namespaces\/dev\/functions\/talker\/logs\?since=yesterday answered 400: since must be a duration such as 30s, 10m, 2h or 1d.*\n$/);
+  const missing = await sless(['logs', 'nope']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^sless logs: .* answered 404: .*nope.*\n$/);
+  const help = await sless(['logs', '--help']);
+  assert.match(help.stdout, /^usage: sless logs NAME \[-f\] \[--since 10m\] \[--tail N\]/);
 });

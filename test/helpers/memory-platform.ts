@@ -13,6 +13,8 @@ import type {
   FunctionRecord,
   JobInput,
   JobRecord,
+  LogLine,
+  LogQuery,
   Platform,
   RepositoryInput,
   RepositoryRecord,
@@ -21,6 +23,7 @@ import type {
   WebhookTarget,
 } from '../../src/platform/types.ts';
 import { PlatformError } from '../../src/platform/types.ts';
+import { FunctionLogs } from '../../src/platform/local/function-logs.ts';
 import { JOB_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../src/manifest/defaults.ts';
 import { functionSettingsOf } from '../../src/platform/records.ts';
 import { httpTriggerChanges, servesHttp, triggerInputProblem } from '../../src/platform/rules.ts';
@@ -39,6 +42,13 @@ export class MemoryPlatform implements Platform {
   /** Test-controlled endpoints; a function without one is not-ready. */
   readonly endpoints = new Map<string, Endpoint>();
   readiness: { ok: boolean; detail?: string } = { ok: true };
+  /** Lines a test writes for a function (as `sless dev`'s processes would). */
+  readonly logs = new FunctionLogs();
+
+  async readLogs(namespace: string, name: string, query: LogQuery): Promise<AsyncIterable<LogLine>> {
+    get(this.functions, namespace, name, 'function');
+    return this.logs.read(namespace, name, query);
+  }
 
   async resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
     const fn = this.functions.get(key(namespace, name));

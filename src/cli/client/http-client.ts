@@ -67,22 +67,7 @@ export class ApiClient {
         : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
     );
     const text = await res.text();
-    if (!res.ok) {
-      let code: string | undefined;
-      let message = text.trim().slice(0, 300) || res.statusText;
-      try {
-        const parsed = JSON.parse(text) as { error?: unknown; code?: unknown };
-        if (typeof parsed.error === 'string') message = parsed.error;
-        if (typeof parsed.code === 'string') code = parsed.code;
-      } catch {
-        // Not the /v1 error shape (a proxy in between?): keep the raw text.
-      }
-      throw new ApiError(
-        res.status,
-        code,
-        `${method} ${urlPath} answered ${res.status}: ${oneLine(message)}${hintFor(res.status, this.target)}`,
-      );
-    }
+    if (!res.ok) throw this.failure(res, text, method, urlPath);
     if (text === '') return undefined as T;
     try {
       return JSON.parse(text) as T;
@@ -91,6 +76,31 @@ export class ApiClient {
         `${method} ${urlPath} answered ${res.status} with a body that is not JSON; is ${this.target.endpoint} a sless server?`,
       );
     }
+  }
+
+  /** A streamed /v1 answer (e.g. .../logs): the answer when 2xx, else its ApiError. */
+  async stream(urlPath: string): Promise<Response> {
+    const res = await this.send('GET', urlPath);
+    if (!res.ok) throw this.failure(res, await res.text(), 'GET', urlPath);
+    return res;
+  }
+
+  /** A non-2xx /v1 answer as one line: the server's own message and what to do about it. */
+  private failure(res: Response, text: string, method: string, urlPath: string): ApiError {
+    let code: string | undefined;
+    let message = text.trim().slice(0, 300) || res.statusText;
+    try {
+      const parsed = JSON.parse(text) as { error?: unknown; code?: unknown };
+      if (typeof parsed.error === 'string') message = parsed.error;
+      if (typeof parsed.code === 'string') code = parsed.code;
+    } catch {
+      // Not the /v1 error shape (a proxy in between?): keep the raw text.
+    }
+    return new ApiError(
+      res.status,
+      code,
+      `${method} ${urlPath} answered ${res.status}: ${oneLine(message)}${hintFor(res.status, this.target)}`,
+    );
   }
 
   get<T>(urlPath: string): Promise<T> {

@@ -21,6 +21,8 @@ import type {
   FunctionRecord,
   JobInput,
   JobRecord,
+  LogLine,
+  LogQuery,
   Platform,
   RepositoryInput,
   RepositoryRecord,
@@ -35,6 +37,7 @@ import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { EndpointCache } from './endpoint-cache.ts';
 import { FunctionCode } from './function-code.ts';
 import { KubeFunctions } from './kube-functions.ts';
+import { KubeLogs } from './kube-logs.ts';
 import { KubeRepositories } from './kube-repositories.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
@@ -93,6 +96,7 @@ export class KubernetesPlatform implements Platform {
   readonly scaling: KubeScaling;
   /** The scale subresource writes of wakes (tests count them). */
   readonly scaleWrites: ScaleSubresource;
+  private readonly logs: KubeLogs;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -106,6 +110,7 @@ export class KubernetesPlatform implements Platform {
     });
     const invalidate = (ns: string, name: string): void => this.endpoints.invalidate(ns, name);
     this.tenants = new TenantAccess(opts.kubeConfig, opts.settings);
+    this.logs = new KubeLogs(opts.kubeConfig);
     const code = new FunctionCode(opts.store, { runtimeImagePrefix: opts.settings.runtimeImagePrefix, bucket: opts.settings.s3.bucket });
     this.functions = new KubeFunctions({
       objects,
@@ -269,6 +274,16 @@ export class KubernetesPlatform implements Platform {
   readonly uploadsDir = path.join(os.tmpdir(), 'sless-uploads');
   getSource(namespace: string, name: string): Promise<CodeFile[]> {
     return this.functions.getSource(namespace, name);
+  }
+  /** Every pod of the function (kube-logs.ts); never a platform namespace's pods. */
+  async readLogs(namespace: string, name: string, query: LogQuery): Promise<AsyncIterable<LogLine>> {
+    await this.refused(async () => this.tenants.refuseReserved(namespace), `namespace ${namespace}`);
+    await this.functions.get(namespace, name);
+    try {
+      return await this.logs.read(namespace, name, query);
+    } catch (err) {
+      throw toPlatformError(err, `logs of function ${namespace}/${name}`);
+    }
   }
 
   // ---- triggers and jobs (kube-triggers-jobs.ts) -----------------------------------------------

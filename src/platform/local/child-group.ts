@@ -36,6 +36,8 @@ export interface SpawnOptions {
   readonly captureStdout?: boolean;
   /** Output lines are not logged (dependency installs are noisy); still kept in the tail. */
   readonly quiet?: boolean;
+  /** Every chunk of output as it arrives (function-logs.ts keeps a function's lines). */
+  readonly onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
 const TAIL_BYTES = 4096;
@@ -105,10 +107,12 @@ export class ChildGroup {
       if (opts.captureStdout) out += d;
       else logLines(d);
       keep(d);
+      opts.onOutput?.('stdout', d);
     });
     proc.stderr.setEncoding('utf8').on('data', (d: string) => {
       logLines(d);
       keep(d);
+      opts.onOutput?.('stderr', d);
     });
     const exited = new Promise<ExitStatus>((resolve) => {
       proc.once('error', (err) => {

@@ -8,7 +8,9 @@ import { childBaseEnv, type ChildGroup, type CommandSpec } from './child-group.t
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes } from './ports.ts';
 import { buildKeyOf, type CodeSource, type FunctionPreparer } from './prepare-function.ts';
+import type { FunctionLogs } from './function-logs.ts';
 import { ReplicaSet } from './replica-set.ts';
+import type { ProcessOutput } from './supervised-process.ts';
 import type { Scale } from '../../manifest/scale-spec.ts';
 
 /** Everything a running version depends on. */
@@ -71,6 +73,8 @@ export interface FunctionRunnerOptions {
   readonly retryFailedAfterMs?: number;
   /** Called whenever a prepared folder may have stopped being used (a switch, a drain, a removal). */
   readonly onFolderReleased?: () => void;
+  /** Where every process's output is kept for /v1 .../logs. */
+  readonly logs?: FunctionLogs;
 }
 
 function deployKeyOf(spec: DeploySpec, buildKey: string): string {
@@ -239,6 +243,7 @@ export class FunctionRunner {
         logger: this.#opts.logger,
         healthTimeoutMs: this.#opts.healthTimeoutMs,
         outputPlace: { appDir, shownAs: spec.shownPath ?? '' },
+        ...(this.#opts.logs ? { output: processOutput(this.#opts.logs, spec.namespace, spec.name) } : {}),
         drainMs: this.#opts.drainMs ?? 1000,
         stopGraceMs: spec.timeoutSec * 1000 + 1000,
       });
@@ -293,4 +298,11 @@ export class FunctionRunner {
     await Promise.all([...sets.map((r) => r.stop(false)), ...this.#draining.keys()]);
     await this.#opts.children.stopAll();
   }
+}
+
+function processOutput(logs: FunctionLogs, namespace: string, name: string): ProcessOutput {
+  return {
+    write: (replica, stream, text) => logs.write(namespace, name, replica, stream, text),
+    ended: (replica) => logs.flush(namespace, name, replica),
+  };
 }

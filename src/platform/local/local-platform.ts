@@ -17,6 +17,8 @@ import type {
   UnpackedCode,
   Endpoint,
   FunctionInput,
+  LogLine,
+  LogQuery,
   FunctionRecord,
   JobInput,
   JobRecord,
@@ -30,6 +32,7 @@ import type {
   WebhookTarget,
 } from '../types.ts';
 import { ChildGroup } from './child-group.ts';
+import { FunctionLogs } from './function-logs.ts';
 import { FunctionRunner } from './function-runner.ts';
 import { FunctionTable } from './function-table.ts';
 import { JobsAndSchedules } from './jobs-and-schedules.ts';
@@ -79,6 +82,8 @@ export class LocalPlatform implements Platform {
   readonly #state: LocalState;
   readonly #table: FunctionTable;
   readonly #children = new ChildGroup();
+  /** What the function processes print, a bounded buffer per function (function-logs.ts). */
+  readonly #logs = new FunctionLogs();
   readonly #preparer: FunctionPreparer;
   readonly #runner: FunctionRunner;
   readonly #deployer: LocalDeployer;
@@ -113,6 +118,7 @@ export class LocalPlatform implements Platform {
       drainMs: opts.drainMs,
       healthTimeoutMs: opts.healthTimeoutMs,
       onFolderReleased: () => this.#collectFolders(),
+      logs: this.#logs,
     });
     this.#deployer = new LocalDeployer({
       runner: this.#runner,
@@ -248,6 +254,7 @@ export class LocalPlatform implements Platform {
     await this.#runner.remove(namespace, name);
     this.#table.delete(namespace, name);
     this.#jobs.forget(namespace, name);
+    this.#logs.forget(namespace, name);
     this.#opts.logger.info(`${name} removed`);
     await this.#state.save();
     this.#collectFolders();
@@ -315,6 +322,11 @@ export class LocalPlatform implements Platform {
   }
   getSource(namespace: string, name: string): Promise<CodeFile[]> {
     return this.#functions.getSource(namespace, name);
+  }
+  /** From the processes' output kept in memory: lines printed before this `sless dev` started are gone. */
+  async readLogs(namespace: string, name: string, query: LogQuery): Promise<AsyncIterable<LogLine>> {
+    this.#functions.get(namespace, name);
+    return this.#logs.read(namespace, name, query);
   }
 
   // ---- Platform: triggers and jobs (jobs-and-schedules.ts) ------------------------------------

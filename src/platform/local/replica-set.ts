@@ -4,7 +4,7 @@
 // of the function's timeout: the runtime finishes what it has in flight, so no call is cut short.
 import type { ChildGroup, CommandSpec } from './child-group.ts';
 import type { Logger } from './logger.ts';
-import { SupervisedProcess } from './supervised-process.ts';
+import { SupervisedProcess, type ProcessOutput } from './supervised-process.ts';
 import type { OutputPlace } from './start-failure.ts';
 
 export interface ReplicaSetOptions {
@@ -16,6 +16,8 @@ export interface ReplicaSetOptions {
   readonly healthTimeoutMs?: number;
   /** Where the function's files are, so a start failure names them as in the repository. */
   readonly outputPlace?: OutputPlace;
+  /** Where the processes' output goes (function-logs.ts). */
+  readonly output?: ProcessOutput;
   /** Between leaving the rotation and SIGTERM. */
   readonly drainMs: number;
   /** How long a stopping process may finish its calls before SIGKILL (the function's timeout). */
@@ -93,6 +95,7 @@ export class ReplicaSet {
       logger: this.#opts.logger,
       healthTimeoutMs: this.#opts.healthTimeoutMs,
       ...(this.#opts.outputPlace ? { outputPlace: this.#opts.outputPlace } : {}),
+      ...(this.#opts.output ? { output: this.#opts.output } : {}),
       // Calls may be held for this start: each poll saved is latency saved (a refused poll costs little).
       healthIntervalMs: 10,
     });

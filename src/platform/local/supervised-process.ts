@@ -23,6 +23,14 @@ export interface SupervisedProcessOptions {
   readonly stableAfterMs?: number;
   /** Where the function's files are and how the user knows them, for the failure messages. */
   readonly outputPlace?: OutputPlace;
+  /** The process's output as it arrives, with the replica it came from (`pid-<n>`); `ended` once it exited. */
+  readonly output?: ProcessOutput;
+}
+
+/** Where a function's processes send their output (function-logs.ts). */
+export interface ProcessOutput {
+  write(replica: string, stream: 'stdout' | 'stderr', text: string): void;
+  ended(replica: string): void;
 }
 
 export type ProcessState = 'starting' | 'ready' | 'restarting' | 'stopped';
@@ -71,10 +79,15 @@ export class SupervisedProcess {
 
   async #launch(): Promise<void> {
     const port = await findFreePort();
+    const output = this.#opts.output;
+    let replica = '';
     const child = this.#opts.children.spawn(this.#opts.command(port), {
       label: this.#opts.label,
       logger: this.#opts.logger,
+      ...(output ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => output.write(replica, stream, text) } : {}),
     });
+    replica = `pid-${child.pid}`;
+    if (output) void child.exited.then(() => output.ended(replica));
     this.#child = child;
     const baseUrl = `http://127.0.0.1:${port}`;
     try {

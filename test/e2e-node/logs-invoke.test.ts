@@ -1,0 +1,80 @@
+// `sless logs -f` and `sless invoke` against a real `sless controller` on the real node (issue 33): a
+// function with two replicas (scale.min 2) prints a marker per call; `sless logs -f` shows each within
+// a second, from both pods, each line prefixed with its pod; `sless invoke` round-trips JSON.
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { AppsV1Api } from '@kubernetes/client-node';
+import { UnsecuredJWT } from 'jose';
+import { eventually } from '../helpers/kube.ts';
+import { setupNodeKit, type NodeKit } from './sless-kit.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const HANDLER = "exports.handle = async (event) => { console.log(`marker ${event.n} from ${process.env.HOSTNAME}`); return { host: process.env.HOSTNAME, event }; };\n";
+
+describe('sless logs and invoke on the real node', { timeout: 900_000 }, () => {
+  let kit: NodeKit;
+  let env: Record<string, string>;
+
+  const sless = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [path.join(root, 'bin/sless.js'), ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  before(async () => {
+    kit = await setupNodeKit('e2e-node-logs');
+    await kit.startController();
+    await kit.push({ 'functions/talker/function.yaml': 'runtime: nodejs20\nentrypoint: handler.handle\nscale:\n  min: 2\n', 'functions/talker/handler.js': HANDLER }, 'talker');
+    await kit.createRepository('fns');
+    // The controller runs with SLESS_AUTH_INSECURE (sless-kit.ts): an unsigned admin token will do.
+    const token = new UnsecuredJWT({ sless_admin: true }).setSubject('e2e').setExpirationTime('1h').encode();
+    env = { SLESS_ENDPOINT: kit.url(), SLESS_API_TOKEN: token, SLESS_NAMESPACE: kit.ns, XDG_CONFIG_HOME: '/nonexistent' };
+  });
+  after(() => kit?.dispose());
+
+  it('serves the function from two pods', async () => {
+    await kit.waitFunction('talker', (f) => f.status?.phase === 'Ready', 600_000);
+    const apps = kit.kc.makeApiClient(AppsV1Api);
+    await eventually(async () => assert.equal((await apps.readNamespacedDeployment({ namespace: kit.ns, name: 'talker' })).status?.readyReplicas, 2), { timeoutMs: 180_000 });
+  });
+
+  it('sless invoke round-trips JSON', async () => {
+    const r = await sless(['invoke', 'talker', '-d', '{"n": 0, "nested": {"list": [1, "two", null]}}']);
+    assert.equal(r.code, 0, r.stderr);
+    const answer = JSON.parse(r.stdout) as { host: string; event: unknown };
+    assert.deepEqual(answer.event, { n: 0, nested: { list: [1, 'two', null] } });
+    assert.match(answer.host, /^talker-/);
+  });
+
+  it('sless logs -f shows a line the function prints within a second, from both replicas', async () => {
+    const follower = spawn(process.execPath, [path.join(root, 'bin/sless.js'), 'logs', 'talker', '-f', '--tail', '0'], { env: { ...process.env, ...env } });
+    let out = '';
+    follower.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    follower.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    try {
+      const call = async (n: number) => assert.equal((await kit.callFn('talker', { method: 'POST', body: JSON.stringify({ n }), headers: { 'content-type': 'application/json' } })).status, 200);
+      await eventually(async () => (await call(1), assert.match(out, /marker 1 from/)), { timeoutMs: 60_000 });
+      const latencies: number[] = [];
+      const pods = new Set<string>();
+      for (let n = 100; n < 140 && (pods.size < 2 || latencies.length < 10); n++) {
+        await call(n);
+        const calledAt = Date.now();
+        const re = new RegExp(`^\\[(talker-[a-z0-9-]+)\\] marker ${n} from (talker-[a-z0-9-]+)$`, 'm');
+        const m = await eventually(() => re.exec(out) ?? assert.fail(`no marker ${n} yet`), { timeoutMs: 5000, intervalMs: 10 });
+        latencies.push(Date.now() - calledAt);
+        assert.equal(m[1], m[2], 'the prefix names the pod that printed it');
+        pods.add(m[1] as string);
+      }
+      const sorted = [...latencies].sort((a, b) => a - b);
+      console.log(`logs -f: ${latencies.length} lines from ${pods.size} pods; after the call returned: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`);
+      assert.equal(pods.size, 2, `lines from both pods: ${[...pods].join(', ')}`);
+      assert.ok((sorted.at(-1) ?? 0) < 1000, `every line within a second: ${latencies.join(', ')} ms`);
+    } finally {
+      follower.kill();
+    }
+  });
+});
