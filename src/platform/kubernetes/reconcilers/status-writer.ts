@@ -1,7 +1,7 @@
 // Writes a status once per reconcile, and only when it differs from what the object already says.
 import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
-import { sameConditions, summarize, type Outcome } from './conditions.ts';
+import { sameConditions, summarize, type ExtraCondition, type Outcome } from './conditions.ts';
 import type { KubeClient } from '../api-client/kube-client.ts';
 import { normalize, normalizedDigest } from '../objects/drift.ts';
 
@@ -36,9 +36,10 @@ export async function writeStatus(
   obj: WithStatus,
   outcome: Outcome,
   fields: object,
+  extra: readonly ExtraCondition[] = [],
 ): Promise<void> {
   const prev = (obj.status ?? {}) as Record<string, unknown> & NonNullable<WithStatus['status']>;
-  const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString());
+  const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString(), extra);
   const same =
     Object.entries(fields as Record<string, unknown>).every(([k, v]) => equalish(prev[k], v)) &&
     prev.observedGeneration === summary.observedGeneration &&
