@@ -112,10 +112,15 @@ export function rollbackTarget<C>(fn: string, revisions: readonly Revision<C>[],
 
 /** The message of condition Pinned=True (and the console's banner). */
 export function pinnedMessage(revision: Pick<Revision<unknown>, 'revision' | 'commit'>, gitManaged: boolean): string {
-  const at = `serving revision ${revision.revision}${revision.commit ? ` (commit ${revision.commit.slice(0, 7)})` : ''}`;
+  const at = `serving revision ${revision.revision}${revision.commit ? ` (commit ${shortCommit(revision.commit)})` : ''}`;
   return gitManaged
     ? `${at}; git is ahead: push a fix or undo the rollback`
     : `${at}; newer code and settings wait: upload a fix or undo the rollback`;
+}
+
+/** A git commit as people quote it (7 hex digits); a folder's `sha256:` revision keeps 12 after its prefix. */
+export function shortCommit(commit: string): string {
+  return commit.startsWith('sha256:') ? commit.slice(0, 'sha256:'.length + 12) : commit.slice(0, 7);
 }
 
 /** The message when a pin names a revision that is no longer kept (removed by hand, or status lost). */
