@@ -301,8 +301,8 @@ describe('actions are CSRF-safe', () => {
     const page = async () => (await app.inject({ url: `/funcs/${NS}/functions/hello`, headers: { ...cookie(), ...browser } })).body;
     const before = await page();
     assert.match(before, /<h2 id="revisions-h">Revisions<\/h2>/);
-    assert.match(before, /<tr data-revision="1">[\s\S]*?<code>0123456<\/code>[\s\S]*?aria-label="Roll back to revision 1">Roll back to this<\/button>/);
-    assert.doesNotMatch(before, /Roll back to revision 2"/, 'the serving revision has no button');
+    assert.match(before, /<tr data-revision="1">[\s\S]*?<code>0123456<\/code>[\s\S]*?aria-label="Roll back to this \(revision 1\)">Roll back to this<\/button>/);
+    assert.doesNotMatch(before, /Roll back to this \(revision 2\)"/, 'the serving revision has no button');
     assert.doesNotMatch(before, /class="pinned"/);
     const form = (path: string, body: string) =>
       app.inject({ method: 'POST', url: `/funcs/${NS}/functions/hello/${path}`, headers: { ...cookie(), 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
