@@ -12,11 +12,12 @@ const commands: Record<string, { load: () => Promise<{ run: CommandRun }>; summa
   token: { load: () => import('./cli/token.ts'), summary: 'sign a /v1 token with SLESS_JWT_SECRET: --subject S [--admin] [--ttl 30d]' },
   init: { load: () => import('./cli/client/init.ts'), summary: 'write a new function folder (function.yaml and a handler)' },
   login: { load: () => import('./cli/client/login.ts'), summary: 'store the endpoint and token the commands below use' },
-  get: { load: () => import('./cli/client/get.ts'), summary: 'list functions, triggers, jobs, repositories or builds' },
+  get: { load: () => import('./cli/client/get.ts'), summary: 'list functions, triggers, jobs, repositories, builds or revisions' },
   describe: { load: () => import('./cli/client/describe.ts'), summary: "a function's settings, status, builds and calls" },
   logs: { load: () => import('./cli/client/logs.ts'), summary: "print a function's output from every replica (-f: follow)" },
   invoke: { load: () => import('./cli/client/invoke.ts'), summary: 'call a function through /fn and print its answer' },
   sync: { load: () => import('./cli/client/sync.ts'), summary: 'ask for a repository sync now (--wait: until it is live)' },
+  rollback: { load: () => import('./cli/client/rollback.ts'), summary: 'serve an earlier revision at once and pin it (--undo: back to git)' },
 };
 
 function usage(): string {

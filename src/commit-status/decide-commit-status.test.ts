@@ -10,6 +10,28 @@ const decide = (functions: RevisionFunction[], extra: { postedContexts?: string[
   decideCommitStatuses({ revision: REV, namespace: 'team-a', functions, consoleBaseUrl: 'https://fn.example.com/', ...extra });
 
 describe('decideCommitStatuses', () => {
+  it('a newer commit of a pinned function built but is not live: the repository and the function context say so', () => {
+    const pinned: RevisionFunction = { name: 'b', path: 'b', state: { kind: 'pinned', revision: 3 } };
+    const statuses = decide([serving('a'), pinned]);
+    assert.deepEqual(statuses, [
+      {
+        context: 'sless',
+        state: 'success',
+        description: '0123456789ab built; pinned by a rollback, not live: b (revision 3); undo the rollback to serve it',
+        targetUrl: 'https://fn.example.com/funcs/team-a',
+      },
+      {
+        context: 'sless/b',
+        state: 'success',
+        description: 'built, not live: pinned to revision 3 by a rollback; undo it (sless rollback --undo) to serve this commit',
+        targetUrl: 'https://fn.example.com/funcs/team-a/source/b',
+      },
+    ]);
+    assert.ok(isFinal(statuses));
+    // A failure elsewhere still wins the repository context.
+    assert.equal(decide([failed('a', 'build failed'), pinned])[0]?.state, 'failure');
+  });
+
   it('success on the repository context when every function serves the revision; no per-function contexts', () => {
     const statuses = decide([serving('a'), serving('b')]);
     assert.deepEqual(statuses, [

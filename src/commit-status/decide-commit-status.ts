@@ -10,6 +10,8 @@ export type CommitState = 'pending' | 'success' | 'failure';
 export type FunctionDeployState =
   | { readonly kind: 'pending'; readonly message: string }
   | { readonly kind: 'serving' }
+  /** Built, but a rollback pins the function to an earlier revision: this commit is not live there. */
+  | { readonly kind: 'pinned'; readonly revision: number }
   | { readonly kind: 'failed'; readonly message: string };
 
 export interface RevisionFunction {
@@ -56,6 +58,7 @@ export function decideCommitStatuses(input: CommitStatusInput): CommitStatus[] {
   const fns = [...input.functions].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.name < b.name ? -1 : 1));
   const failed = fns.filter((f) => f.state.kind === 'failed');
   const pending = fns.filter((f) => f.state.kind === 'pending');
+  const pinned = fns.filter((f) => f.state.kind === 'pinned');
   const rev = shortRevision(input.revision);
   const link = (fn?: string) => consoleUrl(input.consoleBaseUrl, input.namespace, fn);
   const status = (context: string, state: CommitState, description: string, targetUrl: string | undefined): CommitStatus => ({
@@ -73,12 +76,17 @@ export function decideCommitStatuses(input: CommitStatusInput): CommitStatus[] {
   } else if (pending.length > 0) {
     const what = pending.length === 1 ? `${pending[0]?.name}: ${messageOf(pending[0]!.state)}` : `${pending.length} of ${fns.length} functions building or rolling out`;
     out.push(status(REPOSITORY_CONTEXT, 'pending', what, link()));
+  } else if (pinned.length > 0) {
+    const names = pinned.map((f) => `${f.name} (revision ${(f.state as { revision: number }).revision})`).join(', ');
+    out.push(status(REPOSITORY_CONTEXT, 'success', `${rev} built; pinned by a rollback, not live: ${names}; undo the rollback to serve it`, link()));
   } else {
     out.push(status(REPOSITORY_CONTEXT, 'success', `${fns.length} function${fns.length === 1 ? ' serves' : 's serve'} ${rev}`, link()));
   }
 
   for (const f of failed) out.push(status(functionContext(f.name), 'failure', messageOf(f.state), link(f.name)));
-  const failedContexts = new Set(failed.map((f) => functionContext(f.name)));
+  // A pinned function says so on its own context: the commit built, but an earlier revision serves.
+  for (const f of pinned) out.push(status(functionContext(f.name), 'success', messageOf(f.state), link(f.name)));
+  const failedContexts = new Set([...failed, ...pinned].map((f) => functionContext(f.name)));
   for (const context of input.postedContexts ?? []) {
     if (context === REPOSITORY_CONTEXT || failedContexts.has(context)) continue;
     const f = fns.find((x) => functionContext(x.name) === context);
@@ -100,6 +108,7 @@ export function isFinal(statuses: readonly CommitStatus[]): boolean {
 
 function messageOf(state: FunctionDeployState): string {
   if (state.kind === 'serving') return 'serving';
+  if (state.kind === 'pinned') return `built, not live: pinned to revision ${state.revision} by a rollback; undo it (sless rollback --undo) to serve this commit`;
   // The first line says what failed; a build log tail follows it.
   return state.message.split('\n').find((l) => l.trim() !== '')?.trim() ?? state.kind;
 }

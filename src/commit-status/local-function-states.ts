@@ -33,14 +33,29 @@ export function statesBeforeDeploy(view: LocalSyncView): RevisionFunction[] {
   ];
 }
 
-/** After the deploys: `outcomes[i]` belongs to `deployed[i]`. */
-export function statesAfterDeploy(errors: readonly FunctionEntry[], deployed: readonly FunctionEntry[], outcomes: readonly LocalOutcome[]): RevisionFunction[] {
+/**
+ * After the deploys: `outcomes[i]` belongs to `deployed[i]`. `pinnedTo`: the revision a rollback pins a
+ * function to (its new code is built but not live).
+ */
+export function statesAfterDeploy(
+  errors: readonly FunctionEntry[],
+  deployed: readonly FunctionEntry[],
+  outcomes: readonly LocalOutcome[],
+  pinnedTo: (name: string) => number | undefined = () => undefined,
+): RevisionFunction[] {
   return [
     ...errors.map(broken),
     ...deployed.map((e, i): RevisionFunction => {
       const outcome = outcomes[i];
+      const pinned = pinnedTo(nameOf(e));
       const state: RevisionFunction['state'] =
-        outcome?.kind === 'failed' ? { kind: 'failed', message: outcome.message } : outcome ? { kind: 'serving' } : { kind: 'pending', message: 'not deployed yet' };
+        outcome?.kind === 'failed'
+          ? { kind: 'failed', message: outcome.message }
+          : pinned !== undefined
+            ? { kind: 'pinned', revision: pinned }
+            : outcome
+              ? { kind: 'serving' }
+              : { kind: 'pending', message: 'not deployed yet' };
       return { name: nameOf(e), path: e.path, state };
     }),
   ];

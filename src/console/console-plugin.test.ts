@@ -292,6 +292,34 @@ describe('actions are CSRF-safe', () => {
     assert.equal((await platform.getTrigger(NS, 'hello-http')).enabled, false);
     await platform.setTriggerEnabled(NS, 'hello-http', true);
   });
+  it('shows the revisions with "Roll back to this", rolls back with the form (CSRF-checked), shows the pinned banner, and undoes', async () => {
+    const hash = (c: string) => `sha256:${c.repeat(64)}`;
+    platform.revisions.set(`${NS}/hello`, [
+      { revision: 1, codeHash: hash('a'), image: 'img@1', commit: '0123456789abcdef', liveFrom: '2026-12-06T10:00:00.000Z', liveUntil: '2026-12-06T11:00:00.000Z' },
+      { revision: 2, codeHash: hash('b'), image: 'img@2', liveFrom: '2026-12-06T11:00:00.000Z' },
+    ]);
+    const page = async () => (await app.inject({ url: `/funcs/${NS}/functions/hello`, headers: { ...cookie(), ...browser } })).body;
+    const before = await page();
+    assert.match(before, /<h2 id="revisions-h">Revisions<\/h2>/);
+    assert.match(before, /<tr data-revision="1">[\s\S]*?<code>0123456<\/code>[\s\S]*?aria-label="Roll back to this \(revision 1\)">Roll back to this<\/button>/);
+    assert.doesNotMatch(before, /Roll back to this \(revision 2\)"/, 'the serving revision has no button');
+    assert.doesNotMatch(before, /class="pinned"/);
+    const form = (path: string, body: string) =>
+      app.inject({ method: 'POST', url: `/funcs/${NS}/functions/hello/${path}`, headers: { ...cookie(), 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
+    assert.equal((await form('rollback', 'revision=1&_csrf=forged')).statusCode, 403);
+    assert.equal((await platform.getFunction(NS, 'hello')).pinned, undefined);
+    assert.equal((await form('rollback', `revision=x&_csrf=${csrfTokenOf(token)}`)).statusCode, 400);
+    const res = await form('rollback', `revision=1&back=%2Ffuncs%2F${NS}%2Ffunctions%2Fhello&_csrf=${csrfTokenOf(token)}`);
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, `/funcs/${NS}/functions/hello`);
+    assert.equal((await platform.getFunction(NS, 'hello')).pinned?.revision, 1);
+    const pinned = await page();
+    assert.match(pinned, /<div class="pinned" role="status">[\s\S]*Pinned to revision 1<\/strong> \(commit <code>0123456<\/code>\)[\s\S]*Undo the rollback<\/button>/);
+    assert.equal((await form('rollback/undo', '_csrf=forged')).statusCode, 403);
+    assert.equal((await form('rollback/undo', `_csrf=${csrfTokenOf(token)}`)).statusCode, 303);
+    assert.equal((await platform.getFunction(NS, 'hello')).pinned, undefined);
+    platform.revisions.delete(`${NS}/hello`);
+  });
   it('asks for a sync with "sync now", and never for another namespace', async () => {
     const sync = (ns: string) =>
       app.inject({ method: 'POST', url: `/funcs/${ns}/repositories/team/sync`, headers: { ...cookie(), 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${csrfTokenOf(token)}` });

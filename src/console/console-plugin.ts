@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken, type Caller } from '../auth/token-verifier.ts';
 import * as map from '../http/api-mappers.ts';
+import { revisionJson } from '../http/api-revision-routes.ts';
 import { isDnsLabel } from '../http/dns-label.ts';
 import { HttpError, toErrorResponse } from '../http/errors.ts';
 import type { NamespaceAccess } from '../http/namespace-access.ts';
@@ -32,6 +33,7 @@ import {
 import { sourceJson, sourceText, sourceView } from './source-view.ts';
 import { loadStaticFiles, securityHeaders } from './static-files.ts';
 import { consolePaths, plainTextListing } from './view-models.ts';
+import { revisionsView } from './revisions-view.ts';
 
 export interface ConsolePluginOptions {
   readonly platform: Platform;
@@ -250,13 +252,13 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
   app.get('/:ns/functions/:name', { schema: { params: nameParams } }, async (request, reply) => {
     const { ns, name } = request.params as NsParams;
     const s = await session(request, ns);
-    const page = await functionPage(src, ns, name);
+    const [page, revisions] = await Promise.all([functionPage(src, ns, name), platform.listRevisions(ns, name)]);
     const answer = negotiate(request.headers.accept);
-    if (answer === 'json') return functionPageJson(page);
+    if (answer === 'json') return { ...functionPageJson(page), revisions: revisions.map(revisionJson) };
     if (answer === 'text') return text(reply, plainTextListing([page.record]));
     const refreshMs = page.busy ? REFRESH_MS.busy : REFRESH_MS.idle;
     const back = consolePaths.fn(ns, name);
-    return html(reply, render('function', { ...layout(s, ns, name, { nav: 'functions', refreshMs }), ...page, back }));
+    return html(reply, render('function', { ...layout(s, ns, name, { nav: 'functions', refreshMs }), ...page, revisions: revisionsView(page.record, revisions), back }));
   });
 
   app.get('/:ns/source/:name', { schema: { params: nameParams } }, async (request, reply) => {
@@ -323,6 +325,26 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     const t = await setTrigger(ns, name, enabled === 'true');
     if (wantsJson(request)) return map.triggerJson(t);
     return reply.redirect(safeBack(formField(request, 'back'), consolePaths.fn(ns, t.functionRef)), 303);
+  });
+
+  // Rollback and its undo (docs/rollback.md): the same session, CSRF and origin checks as the switches.
+  app.post('/:ns/functions/:name/rollback', { schema: { params: nameParams } }, async (request, reply) => {
+    const { ns, name } = request.params as NsParams;
+    await actingSession(request, ns);
+    await visibleFunction(src, ns, name);
+    const given = formField(request, 'revision');
+    if (given !== undefined && !/^[1-9][0-9]{0,8}$/.test(given)) throw new HttpError('bad_request', `the form field "revision" must be a revision number, not "${given}"`);
+    const fn = await platform.rollback(ns, name, given === undefined ? undefined : Number(given));
+    if (wantsJson(request)) return map.functionJson(fn);
+    return reply.redirect(safeBack(formField(request, 'back'), consolePaths.fn(ns, name)), 303);
+  });
+  app.post('/:ns/functions/:name/rollback/undo', { schema: { params: nameParams } }, async (request, reply) => {
+    const { ns, name } = request.params as NsParams;
+    await actingSession(request, ns);
+    await visibleFunction(src, ns, name);
+    const fn = await platform.undoRollback(ns, name);
+    if (wantsJson(request)) return map.functionJson(fn);
+    return reply.redirect(safeBack(formField(request, 'back'), consolePaths.fn(ns, name)), 303);
   });
 
   app.post('/:ns/repositories/:name/sync', { schema: { params: nameParams } }, async (request, reply) => {

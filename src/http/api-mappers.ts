@@ -127,6 +127,7 @@ export function functionJson(f: FunctionRecord, cap?: number) {
     last_built_at: f.lastBuiltAt,
     url: f.url,
     managed_by: f.managedBy,
+    pinned: f.pinned ? { revision: f.pinned.revision, since: f.pinned.since } : null,
   };
 }
 

@@ -13,6 +13,7 @@ import { HttpError } from './errors.ts';
 import type { NamespaceAccess } from './namespace-access.ts';
 import { logsRoute } from './logs-route.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
+import { revisionRoutes } from './api-revision-routes.ts';
 import { unpackZip, ZipError, type ZipLimits } from './read-zip.ts';
 import { UploadGate, type UploadCaps } from './upload-gate.ts';
 import { writeZip } from './write-zip.ts';
@@ -181,6 +182,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
         return (await opts.buildLog.list(ns, name, limitOf(query))).map(map.buildJson);
       },
     },
+    ...revisionRoutes(platform, fnRoot, opts.maxReplicas),
     {
       method: 'GET',
       url: '/namespaces/:ns/triggers',

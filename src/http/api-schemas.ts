@@ -86,6 +86,11 @@ export const functionSchema = {
     last_built_at: time,
     url: str,
     managed_by: managedBy,
+    pinned: {
+      type: ['object', 'null'],
+      description: 'set while a rollback pins the function to an earlier revision (docs/rollback.md); null: its own spec serves',
+      properties: { revision: int, since: time },
+    },
   },
 } as const;
 

@@ -56,6 +56,8 @@ export const FUNCTION_REASONS = [
   ...EVERY_KIND,
   ...ROLLOUT_REASONS,
   'NoCode', 'ForeignBucket', 'InvalidEnv', 'BuildQueued', 'Building', 'ContextMissing', 'BuildRetrying', 'BuildFailed', 'Deployed',
+  // A rollback (revisions.ts): the Pinned condition, a pin that names no kept revision, a pin annotation that does not parse.
+  'Pinned', 'RevisionMissing', 'InvalidPin',
   // A thrown error, retried with backoff.
   'ReconcileError',
   // Events and log lines only.

@@ -37,6 +37,24 @@ export interface FunctionRecord {
   readonly lastBuiltAt?: string;
   readonly url?: string;
   readonly managedBy: ManagedBy;
+  /** Set while a rollback pins the function to an earlier revision (revisions.ts); undefined: git's head / the last upload serves. */
+  readonly pinned?: PinRecord;
+}
+
+/** A revision as /v1 shows it (src/platform/revisions.ts Revision, without the platform's config). */
+export interface RevisionRecord {
+  readonly revision: number;
+  readonly codeHash: string;
+  readonly image: string;
+  readonly commit?: string;
+  readonly liveFrom: string;
+  /** Undefined for the live revision. */
+  readonly liveUntil?: string;
+}
+
+export interface PinRecord {
+  readonly revision: number;
+  readonly since: string;
 }
 
 export interface FunctionInput {
@@ -244,6 +262,17 @@ export interface Platform {
   readonly uploadsDir: string;
   /** The function's current code, as files (the HTTP layer zips them). */
   getSource(namespace: string, name: string): Promise<CodeFile[]>;
+
+  /** The kept revisions (the last 10 that went live), by number. */
+  listRevisions(namespace: string, name: string): Promise<RevisionRecord[]>;
+  /**
+   * Serves `revision` (undefined: the one before the live one) at once, with no build, and pins the
+   * function to it: later code and settings build but wait until undoRollback. 400 (`invalid`) when
+   * there is no such revision.
+   */
+  rollback(namespace: string, name: string, revision?: number): Promise<FunctionRecord>;
+  /** Removes the pin: the function's own spec (git's head, the last upload) serves again. */
+  undoRollback(namespace: string, name: string): Promise<FunctionRecord>;
 
   listTriggers(namespace: string): Promise<TriggerRecord[]>;
   getTrigger(namespace: string, name: string): Promise<TriggerRecord>;

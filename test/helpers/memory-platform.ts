@@ -16,6 +16,7 @@ import type {
   LogLine,
   LogQuery,
   Platform,
+  RevisionRecord,
   RepositoryInput,
   RepositoryRecord,
   TriggerInput,
@@ -27,12 +28,15 @@ import { FunctionLogs } from '../../src/platform/local/function-logs.ts';
 import { JOB_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../src/manifest/defaults.ts';
 import { functionSettingsOf } from '../../src/platform/records.ts';
 import { httpTriggerChanges, servesHttp, triggerInputProblem } from '../../src/platform/rules.ts';
+import { rollbackTarget } from '../../src/platform/revisions.ts';
 
 const key = (ns: string, name: string) => `${ns}/${name}`;
 
 export class MemoryPlatform implements Platform {
   readonly functions = new Map<string, FunctionRecord>();
   readonly sources = new Map<string, CodeFile[]>();
+  /** Test-controlled revisions per function (ns/name). */
+  readonly revisions = new Map<string, RevisionRecord[]>();
   readonly triggers = new Map<string, TriggerRecord>();
   readonly jobs = new Map<string, JobRecord>();
   readonly repositories = new Map<string, RepositoryRecord>();
@@ -132,6 +136,25 @@ export class MemoryPlatform implements Platform {
   async getSource(namespace: string, name: string): Promise<CodeFile[]> {
     await this.getFunction(namespace, name);
     return this.sources.get(key(namespace, name)) ?? [];
+  }
+
+  async listRevisions(namespace: string, name: string): Promise<RevisionRecord[]> {
+    await this.getFunction(namespace, name);
+    return this.revisions.get(key(namespace, name)) ?? [];
+  }
+  async rollback(namespace: string, name: string, revision?: number): Promise<FunctionRecord> {
+    const fn = get(this.functions, namespace, name, 'function');
+    const revs = (this.revisions.get(key(namespace, name)) ?? []).map((r) => ({ ...r, configHash: '', config: undefined }));
+    const target = rollbackTarget(name, revs, revision);
+    if (!target.ok) throw new PlatformError('invalid', target.message);
+    const pinned = { ...fn, pinned: { revision: target.revision.revision, since: new Date().toISOString() } };
+    this.functions.set(key(namespace, name), pinned);
+    return this.view(pinned);
+  }
+  async undoRollback(namespace: string, name: string): Promise<FunctionRecord> {
+    const { pinned: _pin, ...fn } = get(this.functions, namespace, name, 'function');
+    this.functions.set(key(namespace, name), fn);
+    return this.view(fn);
   }
 
   async listTriggers(namespace: string): Promise<TriggerRecord[]> {

@@ -44,6 +44,7 @@ describe('/v1', async () => {
       scale: { min: 1, max: 10, concurrency: 10, idle: '5m' },
       phase: 'Pending',
       managed_by: 'api',
+      pinned: null,
     });
     assert.equal((await call('GET', '/functions')).json().length, 1);
     assert.equal((await call('GET', '/functions/hello')).json().memory_mb, 256);
@@ -266,10 +267,40 @@ describe('/v1', async () => {
       `GET ${p}/repositories/{name}`,
       `DELETE ${p}/repositories/{name}`,
       `POST ${p}/repositories/{name}/sync`,
+      `GET ${p}/functions/{name}/revisions`,
+      `POST ${p}/functions/{name}/rollback`,
+      `DELETE ${p}/functions/{name}/rollback`,
     ]) {
       assert.ok(routes.includes(expected), `missing ${expected}`);
     }
-    assert.equal(routes.length, 24);
+    assert.equal(routes.length, 27);
+  });
+
+  it('lists revisions, rolls back (pinned), refuses a revision that is not kept with 400, and undoes', async () => {
+    assert.equal((await call('POST', '/functions', { name: 'rb', runtime: 'nodejs20' })).statusCode, 201);
+    const hash = (c: string) => `sha256:${c.repeat(64)}`;
+    platform.revisions.set(`${NS}/rb`, [
+      { revision: 1, codeHash: hash('a'), image: 'img@1', commit: 'c1', liveFrom: '2026-12-06T10:00:00.000Z', liveUntil: '2026-12-06T11:00:00.000Z' },
+      { revision: 2, codeHash: hash('b'), image: 'img@2', liveFrom: '2026-12-06T11:00:00.000Z' },
+    ]);
+    const revs = await call('GET', '/functions/rb/revisions');
+    assert.equal(revs.statusCode, 200);
+    assert.deepEqual(revs.json(), [
+      { revision: 1, code_hash: hash('a'), image: 'img@1', commit: 'c1', live_from: '2026-12-06T10:00:00.000Z', live_until: '2026-12-06T11:00:00.000Z' },
+      { revision: 2, code_hash: hash('b'), image: 'img@2', live_from: '2026-12-06T11:00:00.000Z', live_until: null },
+    ]);
+    const rolled = await call('POST', '/functions/rb/rollback', {});
+    assert.equal(rolled.statusCode, 200);
+    assert.equal(rolled.json().pinned.revision, 1);
+    assert.equal((await call('GET', '/functions/rb')).json().pinned.revision, 1);
+    const missing = await call('POST', '/functions/rb/rollback', { revision: 7 });
+    assert.deepEqual([missing.statusCode, missing.json()], [400, { error: 'function rb has no revision 7; its kept revisions are 1, 2', code: 'invalid' }]);
+    assert.equal((await call('POST', '/functions/rb/rollback', { revision: 0 })).statusCode, 400);
+    assert.equal((await call('POST', '/functions/rb/rollback', { revision: 1, extra: true })).statusCode, 400);
+    assert.equal((await call('POST', '/functions/nope/rollback', {})).statusCode, 404);
+    const undone = await call('DELETE', '/functions/rb/rollback');
+    assert.equal(undone.statusCode, 200);
+    assert.equal(undone.json().pinned, null);
   });
 
   it('answers unknown routes with the error body, and hands back the request id', async () => {

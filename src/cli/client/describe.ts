@@ -5,6 +5,7 @@ import { option, type ParsedArgs } from './args.ts';
 import { positionals, runClientCommand, type ClientCommand, type CommandContext } from './command.ts';
 import { CliError } from './errors.ts';
 import { COLUMNS, formatOutput, formatTable, parseOutputFormat } from './format.ts';
+import { ApiError } from './http-client.ts';
 
 const usage = 'sless describe function NAME [-o text|json|yaml] [-n NS]';
 
@@ -14,6 +15,8 @@ export interface FunctionDescription {
   readonly function: Json;
   readonly builds: readonly Json[];
   readonly invocations: readonly Json[];
+  /** Its kept revisions (an older server has none: empty). */
+  readonly revisions: readonly Json[];
 }
 
 const SPEC_FIELDS = [
@@ -26,7 +29,7 @@ const SPEC_FIELDS = [
   'env_vars',
   'env_from_secrets',
 ] as const;
-const STATUS_FIELDS = ['phase', 'message', 'code_hash', 'image_ref', 'last_built_at', 'url'] as const;
+const STATUS_FIELDS = ['phase', 'message', 'code_hash', 'image_ref', 'last_built_at', 'url', 'pinned'] as const;
 
 function lines(record: Json, fields: readonly string[]): string {
   const present = fields.filter((f) => record[f] !== undefined && record[f] !== null);
@@ -61,6 +64,8 @@ export function describeText(d: FunctionDescription): string {
       d.builds.length > 0 ? indent(formatTable(d.builds, COLUMNS.builds)) : '  none',
       `Invocations (last ${d.invocations.length}):`,
       d.invocations.length > 0 ? indent(formatTable(d.invocations, COLUMNS.invocations)) : '  none',
+      `Revisions (${d.revisions.length} kept):`,
+      d.revisions.length > 0 ? indent(formatTable(d.revisions, COLUMNS.revisions)) : '  none',
     ].join('\n') + '\n'
   );
 }
@@ -69,8 +74,8 @@ export const describeCommand: ClientCommand = {
   name: 'describe',
   usage,
   help: `Shows a function's settings and status (phase, message, code hash, image, URL), its last 5
-builds and last 10 calls through /fn.
-  -o, --output text|json|yaml   text (default), or {"function","builds","invocations"} as JSON or YAML`,
+builds, last 10 calls through /fn and its kept revisions (a pinned function says so).
+  -o, --output text|json|yaml   text (default), or {"function","builds","invocations","revisions"} as JSON or YAML`,
   options: { output: { short: 'o' } },
   remote: true,
   async execute(args: ParsedArgs, ctx: CommandContext) {
@@ -81,11 +86,16 @@ builds and last 10 calls through /fn.
       throw new CliError(`cannot describe "${kind}": only functions are described; usage: ${usage}`);
     const { api } = ctx;
     const fn = await api.get<Json>(api.nsPath('functions', name));
-    const [builds, invocations] = await Promise.all([
+    const [builds, invocations, revisions] = await Promise.all([
       api.get<Json[]>(`${api.nsPath('functions', name, 'builds')}?limit=5`),
       api.get<Json[]>(`${api.nsPath('functions', name, 'invocations')}?limit=10`),
+      // The function exists (read above): a 404 here is a server older than revisions. Describe what it has.
+      api.get<Json[]>(api.nsPath('functions', name, 'revisions')).catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 404) return [];
+        throw err;
+      }),
     ]);
-    const d: FunctionDescription = { function: fn, builds, invocations };
+    const d: FunctionDescription = { function: fn, builds, invocations, revisions };
     ctx.io.stdout.write(format === 'table' ? describeText(d) : formatOutput(d, format, []));
     return 0;
   },

@@ -67,6 +67,14 @@ export const COLUMNS = {
     },
     { header: 'MESSAGE', value: field('message') },
   ],
+  revisions: [
+    { header: 'REVISION', value: field('revision') },
+    { header: 'CODE-HASH', value: (r) => shortRevision(r.code_hash) },
+    { header: 'COMMIT', value: (r) => shortRevision(r.commit) },
+    { header: 'LIVE-FROM', value: field('live_from') },
+    { header: 'LIVE-UNTIL', value: field('live_until') },
+    { header: 'IMAGE', value: field('image') },
+  ],
   invocations: [
     { header: 'STARTED', value: field('started_at') },
     { header: 'METHOD', value: field('method') },

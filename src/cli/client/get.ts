@@ -1,5 +1,5 @@
-// `sless get functions|triggers|jobs|repositories|builds [NAME] [-o table|json|yaml]`: lists (or shows
-// one of) a kind of object in the namespace, from /v1. `builds` takes a function's NAME.
+// `sless get functions|triggers|jobs|repositories|builds|revisions [NAME] [-o table|json|yaml]`: lists (or
+// shows one of) a kind of object in the namespace, from /v1. `builds` and `revisions` take a function's NAME.
 import { option, type ParsedArgs } from './args.ts';
 import { positionals, runClientCommand, type ClientCommand, type CommandContext } from './command.ts';
 import { CliError } from './errors.ts';
@@ -7,7 +7,7 @@ import { COLUMNS, formatOutput, parseOutputFormat } from './format.ts';
 import { ApiError } from './http-client.ts';
 import type { CommandIo } from '../io.ts';
 
-export const KINDS = ['functions', 'triggers', 'jobs', 'repositories', 'builds'] as const;
+export const KINDS = ['functions', 'triggers', 'jobs', 'repositories', 'builds', 'revisions'] as const;
 export type Kind = (typeof KINDS)[number];
 
 /** `function`, `fn`, `repo`... → the kind; undefined for anything else. */
@@ -21,6 +21,8 @@ export function kindOf(text: string): Kind | undefined {
     repo: 'repositories',
     repos: 'repositories',
     build: 'builds',
+    revision: 'revisions',
+    rev: 'revisions',
   };
   return (KINDS as readonly string[]).includes(text) ? (text as Kind) : aliases[text];
 }
@@ -32,6 +34,10 @@ async function fetchKind(ctx: CommandContext, kind: Kind, name: string | undefin
   if (kind === 'builds') {
     if (name === undefined) throw new CliError(`builds belong to a function: sless get builds FUNCTION`);
     return api.get(`${api.nsPath('functions', name, 'builds')}?limit=20`);
+  }
+  if (kind === 'revisions') {
+    if (name === undefined) throw new CliError(`revisions belong to a function: sless get revisions FUNCTION`);
+    return api.get(api.nsPath('functions', name, 'revisions'));
   }
   if (name !== undefined) return api.get(api.nsPath(kind, name));
   try {
@@ -51,7 +57,8 @@ export const getCommand: ClientCommand = {
   name: 'get',
   usage,
   help: `Lists the functions, triggers, jobs or repositories of the namespace, or shows the one NAME
-names; \`builds FUNCTION\` lists a function's recent builds, newest first.
+names; \`builds FUNCTION\` lists a function's recent builds, newest first; \`revisions FUNCTION\`
+its kept revisions (the last 10 that went live; LIVE-UNTIL "-" is the live one).
   -o, --output table|json|yaml   table (default) or /v1's JSON, or the same as YAML`,
   options: { output: { short: 'o' } },
   remote: true,

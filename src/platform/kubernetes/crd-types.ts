@@ -104,6 +104,36 @@ export interface FunctionReplicas {
   ready?: number;
 }
 
+/** The settings the revision ran with (its Deployment is made from them on a rollback). */
+export interface FunctionConfig {
+  runtime?: string;
+  entrypoint?: string;
+  /** (format int32) */
+  memoryMB?: number;
+  /** (format int32) */
+  timeoutSec?: number;
+  env?: Record<string, string>;
+  envFromSecrets?: string[];
+}
+
+export interface FunctionRevisionsItem {
+  /** (range 1..inf; format int32) */
+  revision: number;
+  codeHash: string;
+  /** The image that runs it (kept in the registry while the revision is kept). */
+  image: string;
+  /** The git commit it came from (git-managed functions). */
+  commit?: string;
+  /** (format date-time) */
+  liveFrom: string;
+  /** When it stopped serving; absent for the live revision. (format date-time) */
+  liveUntil?: string;
+  /** Identifies the config; with codeHash, what makes two revisions the same. */
+  configHash: string;
+  /** The settings the revision ran with (its Deployment is made from them on a rollback). */
+  config: FunctionConfig;
+}
+
 export interface FunctionStatus {
   /** (range 0..inf; format int64) */
   observedGeneration?: number;
@@ -124,6 +154,8 @@ export interface FunctionStatus {
   failedBuildKey?: string;
   /** Builds of the current key that failed for infrastructure reasons (retried with capped backoff). (range 0..inf; format int32) */
   buildRetries?: number;
+  /** The last 10 revisions that went live (docs/rollback.md): each distinct code and config, with what runs it again without a build. A rollback (the sless.kube5s.ru/pinned annotation) names one of them. */
+  revisions?: FunctionRevisionsItem[];
 }
 
 /** A serverless function. */

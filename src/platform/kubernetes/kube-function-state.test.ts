@@ -10,6 +10,13 @@ describe('kubeFunctionState', () => {
   it('serving when Ready=True for the generation the sync applied', () => {
     assert.deepEqual(kubeFunctionState(fn(3, { observedGeneration: 3, conditions: [cond('Ready', 'True')] }), 3), { kind: 'serving' });
   });
+  it('pinned when Ready=True while a rollback pins it (the sless.kube5s.ru/pinned annotation): built, not live', () => {
+    const pinned: FunctionResource = {
+      ...fn(3, { observedGeneration: 3, conditions: [cond('Ready', 'True'), cond('Pinned', 'True')] }),
+      metadata: { name: 'hello', generation: 3, annotations: { 'sless.kube5s.ru/pinned': '{"revision":2,"since":"2026-12-06T10:00:00Z"}' } },
+    };
+    assert.deepEqual(kubeFunctionState(pinned, 3), { kind: 'pinned', revision: 2 });
+  });
   it('pending while the cache still shows the object before the apply, or the controller has not observed it', () => {
     assert.equal(kubeFunctionState(fn(2, { observedGeneration: 2, conditions: [cond('Ready', 'True')] }), 3).kind, 'pending');
     assert.equal(kubeFunctionState(fn(3, { observedGeneration: 2, conditions: [cond('Ready', 'True')] }), undefined).kind, 'pending');

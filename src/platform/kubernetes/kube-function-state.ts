@@ -2,6 +2,7 @@
 // its object (Flux style conditions). Pure.
 import type { FunctionResource } from './objects/resources.ts';
 import type { FunctionDeployState } from '../../commit-status/decide-commit-status.ts';
+import { pinOf } from './function-revisions.ts';
 
 /**
  * `appliedGeneration`: the generation the sync's apply gave the Function (undefined when the sync
@@ -14,6 +15,9 @@ export function kubeFunctionState(fn: FunctionResource | undefined, appliedGener
   if ((fn.status?.observedGeneration ?? 0) < generation) return { kind: 'pending', message: 'waiting for the controller' };
   const ready = fn.status?.conditions?.find((c) => c.type === 'Ready');
   const stalled = fn.status?.conditions?.find((c) => c.type === 'Stalled');
+  const pin = pinOf(fn);
+  // Built (Ready), but a rollback pins an earlier revision: this revision is not live there.
+  if (ready?.status === 'True' && pin && typeof pin !== 'string') return { kind: 'pinned', revision: pin.revision };
   if (ready?.status === 'True') return { kind: 'serving' };
   if (stalled?.status === 'True' || fn.status?.phase === 'Failed') {
     return { kind: 'failed', message: fn.status?.message || stalled?.message || ready?.message || 'failed' };

@@ -4,10 +4,12 @@ import { rm } from 'node:fs/promises';
 import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { functionSettingsOf } from '../records.ts';
 import { httpTriggerChanges } from '../rules.ts';
-import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord, type Replicas, type UnpackedCode } from '../types.ts';
+import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord, type Replicas, type RevisionRecord, type UnpackedCode } from '../types.ts';
+import { rollbackTarget } from '../revisions.ts';
+import { pinAnnotation, pinOf, revisionRecordOf, revisionsOf } from './function-revisions.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
-import { API_VERSION, LABELS } from './objects/meta.ts';
+import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionResource, TriggerResource } from './objects/resources.ts';
 import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 import { functionRecord, httpEnabledFrom } from './records.ts';
@@ -38,7 +40,11 @@ export class KubeFunctions {
   private record(fn: FunctionResource, triggers: readonly TriggerResource[]): FunctionRecord {
     const name = fn.metadata?.name ?? '';
     const replicas = this.deps.replicasOf?.(fn.metadata?.namespace ?? '', name);
-    return functionRecord(fn, { httpEnabled: httpEnabledFrom(triggers, name), publicBaseUrl: this.deps.publicBaseUrl, ...(replicas ? { replicas } : {}) });
+    const pin = pinOf(fn);
+    return {
+      ...functionRecord(fn, { httpEnabled: httpEnabledFrom(triggers, name), publicBaseUrl: this.deps.publicBaseUrl, ...(replicas ? { replicas } : {}) }),
+      ...(pin && typeof pin !== 'string' ? { pinned: pin } : {}),
+    };
   }
 
   async list(namespace: string): Promise<FunctionRecord[]> {
@@ -154,6 +160,38 @@ export class KubeFunctions {
     } finally {
       await rm(code.dir, { recursive: true, force: true });
     }
+  }
+
+  async listRevisions(namespace: string, name: string): Promise<RevisionRecord[]> {
+    return revisionsOf(await this.getFn(namespace, name)).map(revisionRecordOf);
+  }
+
+  /**
+   * Pins the function to a kept revision: the `sless.kube5s.ru/pinned` annotation (function-revisions.ts
+   * says why there); the Function reconciler then runs that revision's image at once. Works alike for git
+   * and /v1 functions: the pin is no part of what git or a PUT writes.
+   */
+  async rollback(namespace: string, name: string, revision: number | undefined): Promise<FunctionRecord> {
+    const what = `function ${namespace}/${name}`;
+    const fn = await this.getFn(namespace, name);
+    const target = rollbackTarget(name, revisionsOf(fn), revision);
+    if (!target.ok) throw new PlatformError('invalid', target.message);
+    const pin = pinAnnotation({ revision: target.revision.revision, since: new Date().toISOString() });
+    const patched = await this.objects.patch<FunctionResource>('Function', namespace, name, { metadata: { annotations: { [ANNOTATIONS.pinned]: pin } } }, what);
+    this.deps.invalidate(namespace, name);
+    return this.record(patched, await this.httpTriggers(namespace, name));
+  }
+
+  /** Removes the pin (nothing to do when there is none): the spec's own version goes live again. */
+  async undoRollback(namespace: string, name: string): Promise<FunctionRecord> {
+    const what = `function ${namespace}/${name}`;
+    const fn = await this.getFn(namespace, name);
+    const patched =
+      fn.metadata?.annotations?.[ANNOTATIONS.pinned] === undefined
+        ? fn
+        : await this.objects.patch<FunctionResource>('Function', namespace, name, { metadata: { annotations: { [ANNOTATIONS.pinned]: null } } }, what);
+    this.deps.invalidate(namespace, name);
+    return this.record(patched, await this.httpTriggers(namespace, name));
   }
 
   async getSource(namespace: string, name: string): Promise<CodeFile[]> {

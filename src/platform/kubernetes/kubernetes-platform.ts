@@ -19,6 +19,7 @@ import type {
   Endpoint,
   FunctionInput,
   FunctionRecord,
+  RevisionRecord,
   JobInput,
   JobRecord,
   LogLine,
@@ -266,6 +267,15 @@ export class KubernetesPlatform implements Platform {
   }
   deleteFunction(namespace: string, name: string): Promise<void> {
     return this.functions.delete(namespace, name);
+  }
+  listRevisions(namespace: string, name: string): Promise<RevisionRecord[]> {
+    return this.functions.listRevisions(namespace, name);
+  }
+  rollback(namespace: string, name: string, revision?: number): Promise<FunctionRecord> {
+    return this.functions.rollback(namespace, name, revision);
+  }
+  undoRollback(namespace: string, name: string): Promise<FunctionRecord> {
+    return this.functions.undoRollback(namespace, name);
   }
   uploadCode(namespace: string, name: string, code: UnpackedCode): Promise<FunctionRecord> {
     return this.functions.uploadCode(namespace, name, code);

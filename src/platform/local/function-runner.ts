@@ -220,13 +220,7 @@ export class FunctionRunner {
       let built = false;
       try {
         if (!(await this.#opts.preparer.isPrepared(buildKey))) onBuilding?.();
-        const prepared = await this.#opts.preparer.prepare({
-          buildKey,
-          files,
-          label: key,
-          installSteps: (appDir, names) => this.#opts.runtimes.installSteps(spec.runtime, appDir, names),
-        });
-        built = prepared.built;
+        built = (await this.#prepareFolder(key, buildKey, spec, files)).built;
       } catch (err) {
         return fail(`build failed: ${(err as Error).message}`);
       }
@@ -266,6 +260,43 @@ export class FunctionRunner {
       this.#retire(current);
       return { kind: 'started', built, buildKey };
     }
+  }
+
+  /**
+   * Prepares the folder of `spec`'s build key without starting it (a pinned function's new code: built so
+   * the fix is ready, live only once the pin goes). `onPrepared` runs before the folder stops counting as
+   * in use, so the caller records it before a prune could take it.
+   */
+  prepare(
+    spec: DeploySpec,
+    files: CodeSource,
+    onBuilding: () => void,
+    onPrepared: (buildKey: string, built: boolean) => void,
+  ): Promise<{ readonly ok: true; readonly buildKey: string } | { readonly ok: false; readonly message: string }> {
+    const key = `${spec.namespace}/${spec.name}`;
+    return this.#locked(key, async () => {
+      const buildKey = this.buildKeyOf(spec);
+      this.#deploying.set(key, buildKey);
+      try {
+        if (!(await this.#opts.preparer.isPrepared(buildKey))) onBuilding();
+        onPrepared(buildKey, (await this.#prepareFolder(key, buildKey, spec, files)).built);
+        return { ok: true as const, buildKey };
+      } catch (err) {
+        return { ok: false as const, message: `build failed: ${(err as Error).message}` };
+      } finally {
+        this.#deploying.delete(key);
+        this.#opts.onFolderReleased?.();
+      }
+    });
+  }
+
+  #prepareFolder(key: string, buildKey: string, spec: DeploySpec, files: CodeSource) {
+    return this.#opts.preparer.prepare({
+      buildKey,
+      files,
+      label: key,
+      installSteps: (appDir, names) => this.#opts.runtimes.installSteps(spec.runtime, appDir, names),
+    });
   }
 
   /** Stops the function's process (it then answers 404 or 503, as the caller's records say). */

@@ -12,6 +12,8 @@ import type { Logger } from './logger.ts';
 import { buildingLine, readyLine, versionMismatch } from './progress-lines.ts';
 import { resolveScale } from '../../manifest/scale-spec.ts';
 import type { CodeSource } from './prepare-function.ts';
+import { missingPinMessage, pinnedMessage, recordLive, type LiveVersion } from '../revisions.ts';
+import { liveVersionOf, localImage, specOfRevision, type LocalRevision, type LocalRevisionConfig } from './local-revisions.ts';
 
 export interface LocalDeployerOptions {
   readonly runner: FunctionRunner;
@@ -59,7 +61,61 @@ export class LocalDeployer {
     const f = this.o.table.get(namespace, fn);
     const spec = f && this.specOf(f.record);
     if (!f?.buildKey || !spec) return { missing: `function ${namespace}/${fn} has no built code yet` };
+    // A pinned function's jobs and schedules run the revision that serves, not the code that waits.
+    const pinned = f.pinned && this.#pinnedRevision(f);
+    if (pinned) {
+      const at = specOfRevision(spec, pinned);
+      return { command: this.o.runner.commandFor(at, this.o.runner.appDirOf(pinned.config.buildKey), 0), timeoutSec: at.timeoutSec };
+    }
     return { command: this.o.runner.commandFor(spec, this.o.runner.appDirOf(f.buildKey), 0), timeoutSec: f.record.timeoutSec };
+  }
+
+  #pinnedRevision(f: StoredFunction): LocalRevision | undefined {
+    return f.revisions?.find((r) => r.revision === f.pinned?.revision);
+  }
+
+  /** `version` went live now: it is the live revision (a new one, or an earlier one live again). */
+  #wentLive(namespace: string, name: string, version: LiveVersion<LocalRevisionConfig>): void {
+    const f = this.o.table.get(namespace, name);
+    if (f) this.o.table.put({ ...f, revisions: recordLive(f.revisions ?? [], version, new Date().toISOString()) });
+  }
+
+  /**
+   * A pinned function: its new code is prepared (so the fix is ready) but not started; the pinned
+   * revision runs from its kept folder, with its own settings, no build.
+   */
+  async #deployPinned(f: StoredFunction, spec: DeploySpec, files: CodeSource | undefined): Promise<DeployOutcome> {
+    const { namespace, name } = f.record;
+    const pin = f.pinned as NonNullable<StoredFunction['pinned']>;
+    const rev = this.#pinnedRevision(f);
+    if (!rev) {
+      const message = missingPinMessage(pin);
+      this.o.table.patch(namespace, name, { phase: 'Failed', message });
+      await this.o.state.save();
+      return { kind: 'failed', message, stillServing: this.o.runner.processState(namespace, name) !== 'not started' };
+    }
+    if (files) {
+      const head = await this.o.runner.prepare(
+        spec,
+        files,
+        () => this.o.logger.info(buildingLine(name, spec.runtime)),
+        (buildKey) => this.o.table.patch(namespace, name, { imageRef: localImage(buildKey) }, { buildKey }),
+      );
+      if (!head.ok) this.o.logger.error(`${namespace}/${name} new version failed (revision ${rev.revision} stays pinned and serving): ${head.message}`);
+      else this.o.logger.info(`${namespace}/${name}: new version built; not live while pinned to revision ${rev.revision} (sless rollback ${name} --undo)`);
+    }
+    const outcome = await this.o.runner.deploy(specOfRevision(spec, rev), () => {
+      throw new Error(`the prepared folder of revision ${rev.revision} is missing; undo the rollback`);
+    });
+    if (outcome.kind === 'failed') {
+      this.o.table.patch(namespace, name, { phase: 'Failed', message: `serving revision ${rev.revision} failed: ${outcome.message}` });
+    } else {
+      this.o.table.patch(namespace, name, { phase: 'Ready', message: pinnedMessage(rev, f.record.managedBy !== 'api') });
+      this.#wentLive(namespace, name, rev);
+      if (outcome.kind === 'started') this.o.logger.info(`${namespace}/${name}: serving revision ${rev.revision} (pinned by a rollback)`);
+    }
+    await this.o.state.save();
+    return outcome;
   }
 
   /** Deploys the function's version (`files` when it must be prepared anew) and saves the outcome. */
@@ -68,6 +124,7 @@ export class LocalDeployer {
     if (!settings) return { kind: 'unchanged' };
     const spec: DeploySpec = { ...settings, shownPath: f.path ?? '' };
     const { namespace, name } = f.record;
+    if (f.pinned) return this.#deployPinned(f, spec, files);
     const source =
       files ??
       (() => {
@@ -103,6 +160,7 @@ export class LocalDeployer {
           : ((await this.o.preparedAt(outcome.buildKey)) ?? this.o.table.get(namespace, name)?.record.lastBuiltAt ?? new Date().toISOString())
         : undefined;
     this.#applyOutcome(namespace, name, outcome, builtAt);
+    if (outcome.kind === 'started' || outcome.kind === 'disabled') this.#wentLive(namespace, name, liveVersionOf(spec, outcome.buildKey, f.commit));
     await this.o.state.save();
     return outcome;
   }
@@ -131,7 +189,7 @@ export class LocalDeployer {
         this.o.table.patch(
           namespace,
           name,
-          { phase: 'Ready', message: undefined, imageRef: `local:${outcome.buildKey}`, lastBuiltAt: builtAt, url },
+          { phase: 'Ready', message: undefined, imageRef: localImage(outcome.buildKey), lastBuiltAt: builtAt, url },
           { buildKey: outcome.buildKey },
         );
         this.o.logger.info(readyLine(name, url));
@@ -140,7 +198,7 @@ export class LocalDeployer {
         this.o.table.patch(
           namespace,
           name,
-          { phase: 'Ready', message: 'http disabled', imageRef: `local:${outcome.buildKey}`, lastBuiltAt: builtAt },
+          { phase: 'Ready', message: 'http disabled', imageRef: localImage(outcome.buildKey), lastBuiltAt: builtAt },
           { buildKey: outcome.buildKey },
         );
         this.o.logger.info(`${label} built; http disabled (/fn answers 503)`);

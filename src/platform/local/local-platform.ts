@@ -27,6 +27,7 @@ import type {
   QueueTriggerTarget,
   RepositoryInput,
   RepositoryRecord,
+  RevisionRecord,
   TriggerInput,
   TriggerRecord,
   WebhookTarget,
@@ -47,6 +48,11 @@ import type { LocalRuntimes, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';
 import { RepositorySync } from './repository-sync.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
+import { revisionBuildKeys, revisionRecord } from './local-revisions.ts';
+import { rollbackTarget } from '../revisions.ts';
+import { PlatformError } from '../types.ts';
+import { notFound } from './jobs-and-schedules.ts';
+import type { StoredFunction } from './local-state.ts';
 
 export interface LocalPlatformOptions {
   readonly dataDir: string;
@@ -204,7 +210,8 @@ export class LocalPlatform implements Platform {
     const stored = this.#table.all().filter((f) => f.buildKey);
     // Uploads a stopped (or killed) sless dev was unpacking: nothing refers to them.
     await rm(this.uploadsDir, { recursive: true, force: true });
-    const pruned = await this.#preparer.prune(new Set(stored.map((f) => f.buildKey as string)));
+    // Every kept revision's folder stays: a rollback runs it with no build.
+    const pruned = await this.#preparer.prune(new Set([...stored.map((f) => f.buildKey as string), ...revisionBuildKeys(this.#table.all())]));
     if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
     await this.#deploys.addAll(stored.map((f) => () => this.#deployer.deploy(f)));
     this.#jobs.resume();
@@ -268,7 +275,8 @@ export class LocalPlatform implements Platform {
     if (this.#closed) return;
     this.#collecting = this.#collecting
       .then(async () => {
-        const keep = new Set([...this.#table.all().flatMap((f) => (f.buildKey ? [f.buildKey] : [])), ...this.#runner.buildKeysInUse()]);
+        const all = this.#table.all();
+        const keep = new Set([...all.flatMap((f) => (f.buildKey ? [f.buildKey] : [])), ...revisionBuildKeys(all), ...this.#runner.buildKeysInUse()]);
         const gone = await this.#preparer.prune(keep);
         if (gone.length > 0) this.#opts.logger.info(`removed ${gone.length} prepared folder(s) nothing uses any more`);
       })
@@ -294,11 +302,43 @@ export class LocalPlatform implements Platform {
   async getFunction(namespace: string, name: string): Promise<FunctionRecord> {
     return this.#withReplicas(this.#functions.get(namespace, name));
   }
-  /** Processes per function come and go with traffic: read at the time, never stored. */
+  /** Processes per function come and go with traffic: read at the time, never stored. The pin is the stored function's. */
   #withReplicas(f: FunctionRecord): FunctionRecord {
     // Disabled: no process, and none will start until http is enabled again.
     const replicas = this.#scaler.replicasOf(f.namespace, f.name) ?? (f.httpEnabled ? undefined : { desired: 0, ready: 0 });
-    return replicas ? { ...f, replicas } : f;
+    const pinned = this.#table.get(f.namespace, f.name)?.pinned;
+    return { ...f, ...(replicas ? { replicas } : {}), ...(pinned ? { pinned } : {}) };
+  }
+
+  // ---- Platform: revisions and rollback (local-revisions.ts, ../revisions.ts) --------------------
+
+  #stored(namespace: string, name: string): StoredFunction {
+    const f = this.#table.get(namespace, name);
+    if (!f) throw notFound('function', namespace, name);
+    return f;
+  }
+  async listRevisions(namespace: string, name: string): Promise<RevisionRecord[]> {
+    return (this.#stored(namespace, name).revisions ?? []).map(revisionRecord);
+  }
+  /** Pins the function and serves the revision from its kept folder before answering (no build). */
+  async rollback(namespace: string, name: string, revision?: number): Promise<FunctionRecord> {
+    const f = this.#stored(namespace, name);
+    const target = rollbackTarget(name, f.revisions ?? [], revision);
+    if (!target.ok) throw new PlatformError('invalid', target.message);
+    this.#table.put({ ...f, pinned: { revision: target.revision.revision, since: new Date().toISOString() } });
+    await this.#state.save();
+    await this.#deployer.deploy(this.#stored(namespace, name));
+    return this.getFunction(namespace, name);
+  }
+  /** Removes the pin and serves the function's own version again (prepared while it was pinned). */
+  async undoRollback(namespace: string, name: string): Promise<FunctionRecord> {
+    const { pinned, ...f } = this.#stored(namespace, name);
+    if (pinned) {
+      this.#table.put(f);
+      await this.#state.save();
+      await this.#deployer.deploy(this.#stored(namespace, name));
+    }
+    return this.getFunction(namespace, name);
   }
   /** Scale to zero and out with processes (local-scaler.ts); /fn's activator wakes through it. */
   get scaling(): LocalScaler {

@@ -8,7 +8,8 @@ import type { FunctionManifest } from '../../manifest/types.ts';
 import type { BaseImages } from '../../plan/plan-changes.ts';
 import type { Snapshot } from '../../source/types.ts';
 import type { TreeLimitReason } from '../../source/tree-limits.ts';
-import type { FunctionRecord, JobRecord, RepositoryFunctionStatus, TriggerRecord } from '../types.ts';
+import type { FunctionRecord, JobRecord, PinRecord, RepositoryFunctionStatus, TriggerRecord } from '../types.ts';
+import type { LocalRevision } from './local-revisions.ts';
 
 export interface StoredFunction {
   readonly record: FunctionRecord;
@@ -18,6 +19,12 @@ export interface StoredFunction {
   readonly manifest?: FunctionManifest;
   /** For git functions: the folder in the repository. */
   readonly path?: string;
+  /** For git functions: the commit the record's version comes from (a revision that goes live names it). */
+  readonly commit?: string;
+  /** The kept revisions (../revisions.ts): their prepared folders are never pruned. */
+  readonly revisions?: readonly LocalRevision[];
+  /** Set by a rollback: this revision serves, whatever the record asks for, until the rollback is undone. */
+  readonly pinned?: PinRecord;
 }
 
 export interface StoredRepository {

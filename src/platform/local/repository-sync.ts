@@ -105,7 +105,7 @@ export class RepositorySync {
     for (const e of plan.added) this.#announce(e);
     if (changing.length > 0) o.reportRevision?.(snapshot.revision, statesBeforeDeploy({ errors: plan.errors, changing, unchanged: plan.unchanged }));
     const outcomes = await o.deploys.addAll(healthy.map((e) => () => this.#syncFunction(read, e)));
-    o.reportRevision?.(snapshot.revision, statesAfterDeploy(plan.errors, healthy, outcomes));
+    o.reportRevision?.(snapshot.revision, statesAfterDeploy(plan.errors, healthy, outcomes, (name) => o.table.get(ns, name)?.pinned?.revision));
     for (const e of plan.removed) await o.removeFunction(ns, e.name);
 
     o.state.data.repository = {
@@ -170,7 +170,8 @@ export class RepositorySync {
     o.jobs.applyHttp(ns, m);
     const record = this.#recordOf(e, existing);
     if (m.envFromSecrets.length > 0 && !existing) this.#warnNoSecrets(m);
-    o.table.put({ record, buildKey: existing?.buildKey, manifest: m, path: e.path });
+    // Revisions and a pin stay with the function; `commit` names where a revision that goes live comes from.
+    o.table.put({ ...existing, record, buildKey: existing?.buildKey, manifest: m, path: e.path, commit: read.snapshot.revision });
     const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));
     o.jobs.applyManifest(ns, m);
     return outcome;

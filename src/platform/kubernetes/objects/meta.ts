@@ -31,6 +31,12 @@ export const ANNOTATIONS = {
   clientTrigger: `${GROUP}/client-trigger`,
   /** Hash of the form we last applied to an owned workload (objects/drift.ts stamped/upToDate). */
   appliedHash: `${GROUP}/applied-hash`,
+  /**
+   * On a Function a rollback pinned: `{"revision": N, "since": time}` (docs/rollback.md). An annotation, not
+   * spec or status: the git sync's server-side apply never set it, so its applies never remove it; /v1's
+   * PUT keeps metadata; and a status can be rebuilt, a user's decision cannot.
+   */
+  pinned: `${GROUP}/pinned`,
 } as const;
 
 export interface ObjectRef {

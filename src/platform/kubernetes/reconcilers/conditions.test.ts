@@ -54,3 +54,22 @@ describe('capBytes', () => {
     assert.equal(capped, '…xxxthe end');
   });
 });
+
+describe('summarize: conditions a reconciler states beside the summary', () => {
+  it('adds them with their own transition time, and a run that no longer states one drops it', () => {
+    const pinned = { type: 'Pinned', status: 'True' as const, reason: 'RolledBack', message: 'serving revision 2; git is ahead: push a fix or undo the rollback' };
+    const first = summarize(undefined, { kind: 'ready', reason: 'Pinned', message: 'm' }, 4, '2026-12-06T10:00:00Z', [pinned]);
+    assert.deepEqual(
+      first.conditions.map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.observedGeneration]),
+      [
+        ['Ready', 'True', 'Pinned', '2026-12-06T10:00:00Z', 4],
+        ['Pinned', 'True', 'RolledBack', '2026-12-06T10:00:00Z', 4],
+      ],
+    );
+    const again = summarize(first.conditions, { kind: 'ready', reason: 'Pinned', message: 'm' }, 4, '2026-12-06T11:00:00Z', [pinned]);
+    assert.equal(again.conditions[1]?.lastTransitionTime, '2026-12-06T10:00:00Z');
+    assert.ok(sameConditions(first.conditions, again.conditions));
+    const undone = summarize(again.conditions, { kind: 'ready', reason: 'Deployed', message: 'm' }, 4, '2026-12-06T12:00:00Z');
+    assert.deepEqual(undone.conditions.map((c) => c.type), ['Ready']);
+  });
+});

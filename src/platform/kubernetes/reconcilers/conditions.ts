@@ -41,11 +41,23 @@ function condition(
   };
 }
 
+/**
+ * A condition a reconciler states beside the summary (a Function's `Pinned`): written with the others,
+ * gone from the status in a run that does not state it.
+ */
+export interface ExtraCondition {
+  readonly type: string;
+  readonly status: Condition['status'];
+  readonly reason: string;
+  readonly message: string;
+}
+
 export function summarize(
   previous: readonly Condition[] | undefined,
   outcome: Outcome,
   generation: number | undefined,
   now: string = new Date().toISOString(),
+  extra: readonly ExtraCondition[] = [],
 ): { conditions: Condition[]; observedGeneration?: number } {
   if (outcome.kind === 'suspended') {
     const ready = previous?.find((c) => c.type === 'Ready');
@@ -60,6 +72,7 @@ export function summarize(
   if (outcome.kind === 'stalled') {
     conditions.push(condition(previous, 'Stalled', 'True', outcome.reason, outcome.message, generation, now));
   }
+  for (const c of extra) conditions.push(condition(previous, c.type, c.status, c.reason, c.message, generation, now));
   return { conditions, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 

@@ -17,6 +17,9 @@ import type { StepResult } from './function-step.ts';
 import { rolloutOf } from './rollout.ts';
 import { reconcileObject, type Reconciler } from './reconcile-object.ts';
 import { liveWorkloadOf, scaleOfSpec, workloadReplicas } from '../scaling/workload-replicas.ts';
+import type { ExtraCondition } from './conditions.ts';
+import { functionAtRevision, liveVersionOf, pinOf, revisionsOf } from '../function-revisions.ts';
+import { missingPinMessage, pinnedMessage, recordLive, type Pin } from '../../revisions.ts';
 
 /**
  * How often an unfinished rollout is looked at again: for its pods (the Deployment itself is watched).
@@ -125,6 +128,10 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
       };
     }
 
+    const pin = pinOf(fn);
+    if (typeof pin === 'string') return { outcome: { kind: 'stalled', reason: 'InvalidPin', message: pin }, status: { phase: 'Failed', message: pin, url } };
+    if (pin) return this.pinnedSteps(fn, key, pin, bk, url);
+
     let imageRef = fn.status?.imageRef;
     let lastBuiltAt = fn.status?.lastBuiltAt;
     let justBuilt = false;
@@ -170,8 +177,11 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     // What serves, from the Deployment the watch shows (written only when it changes: per scale, not per call).
     const replicas = { desired: deployment?.spec?.replicas ?? 0, ready: deployment?.status?.availableReplicas ?? 0 };
     switch (rollout.state) {
-      case 'available':
-        return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, replicas, phase: 'Ready', message: '' } };
+      case 'available': {
+        // The spec's version serves: it is the live revision (revisions.ts).
+        const revisions = recordLive(revisionsOf(fn), liveVersionOf(fn, imageRef), ctx.now().toISOString());
+        return { outcome: { kind: 'ready', reason: 'Deployed', message: rollout.message }, status: { ...built, replicas, phase: 'Ready', message: '', revisions } };
+      }
       case 'progressing': {
         const since = justBuilt ? ctx.now().getTime() : (this.built.get(key)?.seenAt ?? 0);
         if (unreported && ctx.now().getTime() - since < ROLLOUT_HOLD_MS) {
@@ -194,6 +204,68 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
         };
       case 'stalled':
         return { outcome: { kind: 'stalled', reason: rollout.reason, message: rollout.message }, status: { ...built, phase: 'Failed', message: rollout.message } };
+    }
+  }
+
+  /** Pinned=True while a rollback pins the function (also on a run that failed), False when the pin is unusable. */
+  conditions(fn: FunctionResource): readonly ExtraCondition[] {
+    const pin = pinOf(fn);
+    if (pin === undefined) return [];
+    if (typeof pin === 'string') return [{ type: 'Pinned', status: 'False', reason: 'InvalidPin', message: pin }];
+    const rev = revisionsOf(fn).find((r) => r.revision === pin.revision);
+    if (!rev) return [{ type: 'Pinned', status: 'False', reason: 'RevisionMissing', message: missingPinMessage(pin) }];
+    return [{ type: 'Pinned', status: 'True', reason: 'RolledBack', message: pinnedMessage(rev, !!fn.spec?.source) }];
+  }
+
+  /**
+   * A pinned Function (docs/rollback.md): its Deployment runs the pinned revision's image and settings,
+   * with no build; the spec's own code still builds (so the fix is ready: status.imageRef names it) but
+   * goes live only once the pin is removed. Ready while the revision serves and no build is under way.
+   */
+  private async pinnedSteps(fn: FunctionResource, key: string, pin: Pin, bk: string, url: string): Promise<StepResult> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const rev = revisionsOf(fn).find((r) => r.revision === pin.revision);
+    if (!rev) {
+      const message = missingPinMessage(pin);
+      return { outcome: { kind: 'stalled', reason: 'RevisionMissing', message }, status: { phase: 'Failed', message, url } };
+    }
+    const { hash, applied } = await this.deploy(functionAtRevision(fn, rev), key, rev.image, false);
+    const live = ctx.caches.deployments.get(name, namespace);
+    const rollout = await this.rolloutFor(key, hash, live?.metadata?.annotations?.[ANNOTATIONS.appliedHash] === hash ? live : applied, rev.image, false);
+    let head: StepResult | undefined;
+    let built = {};
+    if (tagOf(fn.status?.imageRef) !== imageTag(bk) && fn.spec?.s3Key) {
+      const build = await this.builds.build(fn, bk, ctx.settings.s3.bucket, fn.spec.s3Key, url);
+      if (build.kind === 'built') {
+        built = { imageRef: build.imageRef, lastBuiltAt: build.finishedAt, failedBuildKey: '', buildRetries: 0 };
+        record(ctx, fn, 'Normal', 'BuildSucceeded', `built ${build.imageRef}; not live while pinned to revision ${rev.revision}`);
+      } else head = build.result;
+    } else {
+      this.builds.notWaiting(key);
+    }
+    const message = pinnedMessage(rev, !!fn.spec?.source);
+    switch (rollout.state) {
+      case 'available': {
+        const revisions = recordLive(revisionsOf(fn), rev, ctx.now().toISOString());
+        // The spec's build under way or failed says so (the revision serves all the same).
+        if (head) return { ...head, status: { ...head.status, revisions } };
+        return { outcome: { kind: 'ready', reason: 'Pinned', message }, status: { ...built, phase: 'Ready', message, revisions, url } };
+      }
+      case 'progressing':
+        return {
+          outcome: { kind: 'progressing', reason: rollout.reason, message: `rolling back to revision ${rev.revision}: ${rollout.message}` },
+          status: { ...built, phase: 'Pending', message: rollout.message, url },
+          requeueAfterMs: ROLLOUT_POLL_MS,
+        };
+      case 'failing':
+        return {
+          outcome: { kind: 'failed', reason: rollout.reason, message: rollout.message },
+          status: { ...built, phase: 'Failed', message: rollout.message, url },
+          requeueAfterMs: 5 * ROLLOUT_POLL_MS,
+        };
+      case 'stalled':
+        return { outcome: { kind: 'stalled', reason: rollout.reason, message: rollout.message }, status: { ...built, phase: 'Failed', message: rollout.message, url } };
     }
   }
 

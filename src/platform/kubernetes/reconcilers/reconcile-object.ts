@@ -9,7 +9,7 @@ import type { Condition, Metadata, SlessKind } from '../objects/resources.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
 import { StalledError } from '../stalled-error.ts';
 import type { SlessReason } from '../../reasons.ts';
-import type { Outcome } from './conditions.ts';
+import type { ExtraCondition, Outcome } from './conditions.ts';
 import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { writeStatus, type StatusFields, type StatusWriting } from './status-writer.ts';
 
@@ -43,6 +43,11 @@ export interface Reconciler<T extends ReconciledObject, S, R extends SlessReason
   /** Deletion of an object that carries FINALIZER: clean up, then remove the finalizer. */
   finalize?(obj: T): Promise<void>;
   suspended?(obj: T): boolean;
+  /**
+   * Conditions beside Ready/Reconciling/Stalled that the object itself states, every run (an error's
+   * too): a Function's Pinned. One no longer stated is removed.
+   */
+  conditions?(obj: T): readonly ExtraCondition[];
   /** Status fields every run writes, an error's too (the repository's webhook path and handled sync request). */
   baseStatus?(obj: T): StatusFields<S>;
   /**
@@ -107,7 +112,7 @@ export async function reconcileObject<T extends ReconciledObject, S, R extends S
     }
     r.report?.(obj, result, failure, started);
     await turn.boundary();
-    if (!result.hold) await writeStatus(ctx, r.kind, obj, result.outcome, { ...r.baseStatus?.(obj), ...result.status });
+    if (!result.hold) await writeStatus(ctx, r.kind, obj, result.outcome, { ...r.baseStatus?.(obj), ...result.status }, r.conditions?.(obj));
     if ('retry' in result) throw result.retry;
     const requeueAfterMs = result.requeueAfterMs ?? r.requeueAfterMs?.(obj);
     return requeueAfterMs ? { requeueAfterMs } : undefined;

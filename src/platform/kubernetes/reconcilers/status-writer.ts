@@ -1,7 +1,7 @@
 // Writes a status once per reconcile, and only when it differs from what the object already says.
 import type { Condition } from '../objects/resources.ts';
 import type { SlessKind } from '../objects/resources.ts';
-import { sameConditions, summarize, type Outcome } from './conditions.ts';
+import { sameConditions, summarize, type ExtraCondition, type Outcome } from './conditions.ts';
 import type { KubeClient } from '../api-client/kube-client.ts';
 import { normalize, normalizedDigest } from '../objects/drift.ts';
 
@@ -37,9 +37,10 @@ export async function writeStatus<S extends object>(
   obj: WithStatus<S>,
   outcome: Outcome,
   fields: StatusFields<S>,
+  extra: readonly ExtraCondition[] = [],
 ): Promise<void> {
   const prev: Partial<S> & NonNullable<WithStatus['status']> = obj.status ?? {};
-  const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString());
+  const summary = summarize(prev.conditions, outcome, obj.metadata?.generation, ctx.now().toISOString(), extra);
   const same =
     (Object.keys(fields) as (keyof S)[]).every((k) => equalish(prev[k], fields[k])) &&
     prev.observedGeneration === summary.observedGeneration &&
