@@ -1,14 +1,17 @@
-// The install a user makes, on the real node (issue 30, "Show"): every image built and pushed by
-// scripts/images.sh (kaniko compiled from source and run in runc on this host; the runtime, build-tools
-// and controller bases are the local equivalents of the upstream images, test/images/, given with
-// --base; the controller's `npm ci` trusts this machine's TLS-proxy CA through --ca-file), then
-// `kubectl apply -k` of deploy/ through the test overlay (test/e2e-node/deploy/) plus this run's values
-// (the images and settings the script printed). Two replicas run as pods with their ServiceAccount and
-// RBAC. `sless check` is green; a token minted by `sless token` for a team's subject owns the namespace
-// sless-<hash> that the team's FunctionRepository lives in; a function pushed to the test git server is
-// built by the deployed controller in sless-builds and /fn is called through the controller's Service.
-// Then `sless check` is red on the right line while S3 is down (this file's own S3 server, stopped), when
-// a CRD is missing and when an image is absent from the registry.
+// The install a user makes, on the real node (issue 30, "Show"): the images pushed by scripts/images.sh
+// (kaniko compiled from source and run in runc on this host; the bases are the local equivalents of the
+// upstream images, test/images/, given with --base; the controller's `npm ci` trusts this machine's
+// TLS-proxy CA through --ca-file). kaniko, build-tools and the runtime images come from test/images/'s
+// cache, and --skip-present keeps them: only the controller, this commit's code, is built per run (a
+// full run is recorded in docs/testing.md). Then `kubectl apply -k` of deploy/ through the test overlay
+// (test/e2e-node/deploy/) plus this run's values (the images and settings the script printed). Two
+// replicas run as pods with their ServiceAccount and RBAC. `sless check` is green; a token minted by
+// `sless token` for a team's subject owns the namespace sless-<hash> that the team's FunctionRepository
+// lives in; a function pushed to the test git server is built by the deployed controller in sless-builds
+// and /fn is called through the controller's Service. Then `sless check` is red on the right line while
+// S3 is down (this file's own S3 server, stopped), when a CRD is missing and when an image is absent
+// from the registry. Last, the kustomize form is removed (not the CRDs) and the Helm chart installed
+// with the same values: `sless check` green and the function served through the chart's Service.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
