@@ -1,8 +1,6 @@
 // Cold start of `sless dev` (issue 29; not part of npm test), under `flock /work/.bench.lock`:
 //
 //   node --import tsx test/bench/cold-start.bench.ts [wakes=10]
-//   node --import tsx test/bench/cold-start.bench.ts --node [wakes=10]   (the real node: cold-start-node.ts,
-//                                                                        also under flock /work/.node.lock)
 //
 // One Node function with scale {min: 0, idle: 10s}. Each round waits until it has idled down to zero
 // processes (not timed), then times one call through /fn from sending to the whole answer. Phases:
@@ -17,8 +15,7 @@ import path from 'node:path';
 import { writeFiles } from '../helpers/git-server.ts';
 import { callFunction, eventually, startDevProcess } from '../e2e/dev-harness.ts';
 
-const onNode = process.argv.includes('--node');
-const wakes = Number(process.argv.slice(2).find((a) => a !== '--node') ?? 10);
+const wakes = Number(process.argv[2] ?? 10);
 
 function pct(values: number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -69,5 +66,4 @@ async function main(): Promise<void> {
   show('forwarded -> answered', answer);
 }
 
-if (onNode) await (await import('./cold-start-node.ts')).coldStartOnNode(wakes);
-else await main();
+await main();

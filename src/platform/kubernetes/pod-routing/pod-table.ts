@@ -23,6 +23,8 @@ export interface PodTableOptions {
 
 interface Pod {
   address: PodAddress;
+  /** `http://ip:port`, made once (the address's hostPort never changes for a pod entry). */
+  readonly baseUrl: string;
   state: PodState;
   inFlight: number;
   rotating: boolean;
@@ -68,7 +70,7 @@ class FunctionEntry implements FunctionPods {
     pod.inFlight++;
     let released = false;
     return {
-      baseUrl: `http://${pod.address.hostPort}`,
+      baseUrl: pod.baseUrl,
       release: (outcome) => {
         if (released) return;
         released = true;
@@ -142,7 +144,7 @@ export class PodTable {
         pod.address = address;
         this.setState(key, entry, pod, onAddress(pod.state, address, now));
       } else {
-        const fresh: Pod = { address, state: onAddress(undefined, address, now), inFlight: 0, rotating: false, generation: 0 };
+        const fresh: Pod = { address, baseUrl: `http://${address.hostPort}`, state: onAddress(undefined, address, now), inFlight: 0, rotating: false, generation: 0 };
         entry.pods.set(address.hostPort, fresh);
         this.setState(key, entry, fresh, fresh.state, true);
       }
@@ -183,7 +185,7 @@ export class PodTable {
     const generation = pod.generation;
     let cancelled = false;
     const cancelTimer = this.opts.timers.after(delayMs, () => {
-      void this.opts.probe(`http://${pod.address.hostPort}`, this.policy.timeoutMs).then((ok) => {
+      void this.opts.probe(pod.baseUrl, this.policy.timeoutMs).then((ok) => {
         if (cancelled || pod.generation !== generation) return;
         delete pod.cancelProbe;
         this.setState(key, entry, pod, onProbeResult(pod.state, ok, this.opts.timers.now(), this.policy));
