@@ -177,6 +177,14 @@ const devSpecs = {
     schema: z.enum(COMMIT_STATUS_PROVIDERS).optional(),
     describe: 'gitea | github | gitlab (default: from the --repo host)',
   },
+  previews: {
+    flag: 'previews',
+    env: 'SLESS_PREVIEWS',
+    schema: flag,
+    default: false,
+    boolean: true,
+    describe: 'build a preview of each pull request to --branch at /fn/<namespace>-pr-<N>/ (needs a git URL or local git --repo; docs/previews.md)',
+  },
   secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for queue triggers: DIR/<secret>/<key>, one file per key' },
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;

@@ -12,6 +12,7 @@ import * as s from './api-schemas.ts';
 import { HttpError } from './errors.ts';
 import type { NamespaceAccess } from './namespace-access.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
+import { previewRoutes } from './preview-routes.ts';
 import { unpackZip, ZipError, type ZipLimits } from './read-zip.ts';
 import { UploadGate, type UploadCaps } from './upload-gate.ts';
 import { writeZip } from './write-zip.ts';
@@ -290,6 +291,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
         return { status: 'sync requested' };
       },
     },
+    ...previewRoutes(platform),
   ];
 
   const document = openApiDocument(routes, '/v1');
