@@ -89,6 +89,16 @@ test('a PR changing one of three functions: it serves its new code at the previe
   assert.equal(s.description, '1 built, 2 from production');
   assert.equal(s.target_url, `${dev.url}/funcs/${ns}`);
   assert.match(dev.log(), new RegExp(`pr #${pr1}: synced rev ${pr1Head.slice(0, 7)} \\(1 functions: 1 added`));
+  const res = await fetch(`${dev.url}/v1/namespaces/dev/previews`, { headers: { authorization: `Bearer ${await dev.adminToken()}` } });
+  assert.equal(res.status, 200);
+  const [p] = (await res.json()) as Array<{ number: number; branch: string; head: string; url: string; expires_at: string; functions: unknown[] }>;
+  assert.deepEqual([p?.number, p?.branch, p?.head, p?.url], [pr1, 'change-alpha', pr1Head, `${dev.url}/fn/${ns}/`]);
+  assert.ok(Date.parse(p?.expires_at ?? '') > Date.now() + 71 * 3_600_000, 'ttl 72h after the last push');
+  assert.deepEqual(p?.functions, [
+    { name: 'alpha', state: 'built', phase: 'Ready', url: `${dev.url}/fn/${ns}/alpha` },
+    { name: 'beta', state: 'production', url: `${dev.url}/fn/dev/beta` },
+    { name: 'gamma', state: 'production', url: `${dev.url}/fn/dev/gamma` },
+  ]);
 });
 
 let pr2: number;
