@@ -11,9 +11,8 @@
 //                   branches, merge base, plan, prepare, start); then closed (not timed)
 //   push to PR      pull_request "synchronized" -> /fn/dev-pr-100/f0 answers the pushed version
 import { createHmac, randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { createRepo, git as gitIn, startGitServer, WorkClone } from '../helpers/git-server.ts';
-import { callFunction, giteaPush, startDevProcess, type DevProcess } from '../e2e/dev-harness.ts';
+import { callFunction, giteaPush, startDevProcess, type DevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
 
 const runs = Number(process.argv[2] ?? 5);
 const functions = Number(process.argv[3] ?? 20);
@@ -112,11 +111,7 @@ async function main(): Promise<void> {
     console.log(`PR opened      ${median(opened)}`);
     console.log(`push to PR     ${median(pushed)}`);
   } finally {
-    await dev.stop('SIGTERM');
-    await clone.dispose();
-    await server.stop();
-    await rm(server.root, { recursive: true, force: true });
-    await rm(dev.dataDir, { recursive: true, force: true });
+    await disposeBenchRun(dev, clone, server);
   }
 }
 
