@@ -57,7 +57,8 @@ export function decidePreview(input: PreviewDecisionInput): PreviewDecision {
   // `edited` is a new title or body unless the head moved with it.
   if (event.action === 'edited' && open?.head === event.headSha) return ignore(`${pr} edited; its head is already previewed`);
   if (!open && input.open.length >= settings.maxOpen) {
-    return refuse(`${input.open.length} previews are open, the most this repository allows (spec.previews.maxOpen ${settings.maxOpen}); close one`);
+    const n = input.open.length;
+    return refuse(`${n} preview${n === 1 ? ' is' : 's are'} open, the most this repository allows (spec.previews.maxOpen ${settings.maxOpen}); close one`);
   }
   const name = checkPreviewNamespace(input.namespace, n, { takenByOther: input.takenByOther });
   if ('error' in name) return refuse(name.error);

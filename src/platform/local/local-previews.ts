@@ -30,7 +30,7 @@ export interface LocalPreviewsOptions extends SyncParts {
   readonly publicUrl: () => string;
   /** Commit statuses (`--commit-status`): `sless/preview` on each PR head. */
   readonly status?: { readonly poster: CommitStatusPoster; readonly target: StatusTarget };
-  /** How often expired previews are looked for (default 60 s). */
+  /** How often expired previews are looked for (default 60 s, a quarter of a shorter ttl). */
   readonly sweepMs?: number;
   readonly now?: () => number;
 }
@@ -58,7 +58,8 @@ export class LocalPreviews implements PlatformPreviews {
 
   /** Starts the ttl sweep (previews in state.json were restarted with every other function). */
   start(): void {
-    this.#timer = setInterval(() => void this.#sweep(), this.#o.sweepMs ?? 60_000);
+    // Every minute, or sooner for a short ttl (a preview then goes within a quarter of it).
+    this.#timer = setInterval(() => void this.#sweep(), this.#o.sweepMs ?? Math.min(60_000, Math.max(1000, this.#o.settings.ttlMs / 4)));
     this.#timer.unref();
     void this.#sweep();
   }
@@ -274,8 +275,10 @@ export class LocalPreviews implements PlatformPreviews {
   async #sweep(): Promise<void> {
     const now = this.#now();
     for (const p of Object.values(this.#stored)) {
+      // A preview being built now was just pushed to: its ttl starts again when the build has read it.
+      if (this.#syncs.get(p.number)?.busy) continue;
       if (Date.parse(p.updatedAt) + this.#o.settings.ttlMs <= now) {
-        await this.#remove(p.number, `no push for ${Math.round(this.#o.settings.ttlMs / 3_600_000)}h, its ttl`).catch((err: unknown) =>
+        await this.#remove(p.number, `no push for ${durationText(this.#o.settings.ttlMs)}, its ttl`).catch((err: unknown) =>
           this.#o.logger.error(`removing the expired preview ${p.namespace} failed: ${(err as Error).message}`),
         );
       }
@@ -285,4 +288,10 @@ export class LocalPreviews implements PlatformPreviews {
 
 function prefixed(logger: Logger, prefix: string): Logger {
   return { info: (m) => logger.info(prefix + m), warn: (m) => logger.warn(prefix + m), error: (m) => logger.error(prefix + m) };
+}
+
+function durationText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${Math.round(ms / 1000)}s`;
 }
