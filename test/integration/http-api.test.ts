@@ -266,10 +266,11 @@ describe('/v1', async () => {
       `GET ${p}/repositories/{name}`,
       `DELETE ${p}/repositories/{name}`,
       `POST ${p}/repositories/{name}/sync`,
+      `GET ${p}/previews`,
     ]) {
       assert.ok(routes.includes(expected), `missing ${expected}`);
     }
-    assert.equal(routes.length, 24);
+    assert.equal(routes.length, 25);
   });
 
   it('answers unknown routes with the error body, and hands back the request id', async () => {
