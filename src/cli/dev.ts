@@ -13,7 +13,9 @@ import { describeTarget, statusTarget } from '../commit-status/status-target.ts'
 import { loadDevConfig, treeLimitsOf, type DevConfig } from '../config/config.ts';
 import { buildApp } from '../app/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
-import { LocalPlatform } from '../platform/local/local-platform.ts';
+import { LocalPlatform, type LocalPlatformOptions } from '../platform/local/local-platform.ts';
+import { openPreviewReader } from '../platform/local/preview-source.ts';
+import { previewSettingsOf } from '../preview/preview-settings.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';
 import { readableJsonLine, streamLogger, type Logger } from '../platform/local/logger.ts';
 import { lockDataDir, type DataDirLock } from '../platform/local/data-dir-lock.ts';
@@ -101,6 +103,23 @@ function commitStatusOf(config: DevConfig, logger: Logger, publicUrl: () => stri
   return { poster, reporter: new RevisionReporter({ target, poster, namespace: config.namespace, consoleBaseUrl: publicUrl }) };
 }
 
+/** `--previews` (+ `--preview-ttl`, `--preview-max-open`): spec.previews with enabled on; statuses through --commit-status's poster. */
+function previewsOf(config: DevConfig, branch: string, dataDir: string, commitStatus: ReturnType<typeof commitStatusOf>): LocalPlatformOptions['previews'] {
+  if (!config.previews) return undefined;
+  const settings = previewSettingsOf({ enabled: true, ttl: config.previewTtl, maxOpen: config.previewMaxOpen }, 'previews');
+  if ('error' in settings) throw new Error(`--preview-ttl / --preview-max-open: ${settings.error}`);
+  const reader = openPreviewReader({
+    repo: config.repo,
+    branch,
+    path: config.path,
+    cacheDir: dataDir,
+    maxReplicas: config.maxReplicas,
+    schedulesPerFunction: config.maxSchedulesPerFunction,
+    jobsPerFunction: config.maxJobsPerFunction,
+  });
+  return { settings, reader, ...(commitStatus ? { status: { poster: commitStatus.poster, target: commitStatus.reporter.target } } : {}) };
+}
+
 /** Starts everything and returns once the server listens (the first sync runs in the background). */
 export async function startDev(config: DevConfig, io: CommandIo): Promise<DevServer> {
   const logger = streamLogger((line) => io.stdout.write(line));
@@ -131,6 +150,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
   });
   let publicUrl = `http://localhost:${config.port}`;
   const commitStatus = commitStatusOf(config, logger, () => publicUrl);
+  const previews = previewsOf(config, repository.branch, dataDir, commitStatus);
   const registry = new Registry();
   const logs = await openLogs(config, registry, logger);
   const platform = new LocalPlatform({
@@ -145,6 +165,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     buildLog: logs.buildLog,
     publicUrl: () => publicUrl,
     ...(commitStatus ? { commitStatus: commitStatus.reporter } : {}),
+    ...(previews ? { previews } : {}),
     maxReplicas: config.maxReplicas,
     metrics: createMetrics(registry),
   });
@@ -188,6 +209,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
       `sless dev listening on ${publicUrl}`,
       `  repository  ${repository.displayUrl} (branch ${repository.branch}${config.path ? `, path ${config.path}` : ''})`,
       `  functions   ${publicUrl}/fn/${config.namespace}/<name>`,
+      ...(config.previews ? [`  previews    ${publicUrl}/fn/${config.namespace}-pr-<N>/<name> (pull requests to ${repository.branch})`] : []),
       token
         ? `  console     ${publicUrl}/funcs/${config.namespace}?token=${token}`
         : `  console     ${publicUrl}/funcs/${config.namespace} (log in with a token of your issuer)`,

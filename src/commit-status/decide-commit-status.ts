@@ -106,14 +106,14 @@ export function isFinal(statuses: readonly CommitStatus[]): boolean {
   return statuses.every((s) => s.state !== 'pending');
 }
 
-function messageOf(state: FunctionDeployState): string {
+export function messageOf(state: FunctionDeployState): string {
   if (state.kind === 'serving') return 'serving';
   if (state.kind === 'pinned') return `built, not live: pinned to revision ${state.revision} by a rollback; undo it (sless rollback --undo) to serve this commit`;
   // The first line says what failed; a build log tail follows it.
   return state.message.split('\n').find((l) => l.trim() !== '')?.trim() ?? state.kind;
 }
 
-function truncate(text: string): string {
+export function truncate(text: string): string {
   const oneLine = text.replace(/\s+/g, ' ').trim();
   return oneLine.length <= MAX_DESCRIPTION ? oneLine : `${oneLine.slice(0, MAX_DESCRIPTION - 1)}…`;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { JWKS_ALGORITHMS, JWKS_DEFAULT_ALGORITHMS, MIN_HS256_SECRET_BYTES } from '../auth/token-verifier.ts';
 import { COMMIT_STATUS_PROVIDERS } from '../commit-status/status-target.ts';
+import { PREVIEW_DEFAULTS } from '../preview/preview-settings.ts';
 import { DEFAULT_BUILD_NAMESPACE } from '../platform/tenant-rules.ts';
 import { DEFAULT_TREE_LIMITS, TREE_LIMIT_SETTINGS, type TreeLimits } from '../source/tree-limits.ts';
 import { controllerTuningSpecs } from './controller-tuning.ts';
@@ -182,6 +183,26 @@ const devSpecs = {
     env: 'SLESS_COMMIT_STATUS_PROVIDER',
     schema: z.enum(COMMIT_STATUS_PROVIDERS).optional(),
     describe: 'gitea | github | gitlab (default: from the --repo host)',
+  },
+  previews: {
+    flag: 'previews',
+    env: 'SLESS_PREVIEWS',
+    schema: flag,
+    default: false,
+    boolean: true,
+    describe: 'build a preview of each pull request to --branch at /fn/<namespace>-pr-<N>/ (needs a git URL or local git --repo; docs/previews.md)',
+  },
+  previewTtl: {
+    flag: 'preview-ttl',
+    env: 'SLESS_PREVIEW_TTL',
+    schema: z.string().regex(/^\d{1,6}(s|m|h|d)$/, 'a duration like 72h, 30m, 2d or 90s').default(PREVIEW_DEFAULTS.ttl),
+    describe: 'a preview is removed this long after its last push',
+  },
+  previewMaxOpen: {
+    flag: 'preview-max-open',
+    env: 'SLESS_PREVIEW_MAX_OPEN',
+    schema: z.coerce.number().int().min(0).default(PREVIEW_DEFAULTS.maxOpen),
+    describe: 'open previews at most; the next pull request is refused with a commit status',
   },
   secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for queue triggers: DIR/<secret>/<key>, one file per key' },
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },

@@ -14,6 +14,7 @@ import type { NamespaceAccess } from './namespace-access.ts';
 import { logsRoute } from './logs-route.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
 import { revisionRoutes } from './api-revision-routes.ts';
+import { previewRoutes } from './preview-routes.ts';
 import { unpackZip, ZipError, type ZipLimits } from './read-zip.ts';
 import { UploadGate, type UploadCaps } from './upload-gate.ts';
 import { writeZip } from './write-zip.ts';
@@ -294,6 +295,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
         return { status: 'sync requested' };
       },
     },
+    ...previewRoutes(platform),
   ];
 
   const document = openApiDocument(routes, '/v1');

@@ -5,6 +5,7 @@
 // so an unknown name or a forged delivery costs the API server nothing); a signature that does not match
 // gets one fresh look, for a rotated secret. Coalescing bursts, "one more sync after a push during a sync" and harmless replays are the
 // platform's requestSync job: it must be cheap and idempotent (it only marks a sync as wanted).
+// A pull-request delivery goes to the platform's previews (docs/previews.md), which decide and answer.
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Platform } from '../platform/types.ts';
@@ -57,6 +58,13 @@ export function hooksPlugin(app: FastifyInstance, opts: HooksPluginOptions, done
         throw new HttpError('bad_request', decision.message);
       case 'ignored':
         return reply.code(200).send({ status: 'ignored', reason: decision.message });
+      case 'pull_request': {
+        const previews = opts.platform.previews;
+        const event = decision.pullRequest;
+        if (!previews || !event) return reply.code(200).send({ status: 'ignored', reason: 'this server builds no pull-request previews' });
+        const answer = await previews.pullRequest(namespace, repository, event, decision.reason);
+        return reply.code(answer.outcome === 'accepted' ? 202 : 200).send({ status: answer.outcome, reason: answer.message });
+      }
       case 'accepted':
         await opts.platform.requestSync(namespace, repository, decision.reason, decision.head ? { head: decision.head } : undefined);
         return reply.code(202).send({ status: 'sync requested', reason: decision.message });

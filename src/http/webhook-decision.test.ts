@@ -65,4 +65,12 @@ describe('decideWebhook', () => {
   it('names the provider and delivery in the sync reason', () => {
     assert.equal(decideWebhook(push('refs/heads/main', { branch: 'main' }), 'main').reason, 'webhook github delivery d1');
   });
+
+  it('hands a verified pull-request delivery on to the previews, whatever its base (they decide)', () => {
+    const event = { kind: 'pull_request', action: 'opened', providerAction: 'opened', number: 3, baseBranch: 'dev', headBranch: 'f', headSha: 'a'.repeat(40), sameRepository: true } as const;
+    const d = decideWebhook({ provider: 'gitea', deliveryId: 'd2', status: 'verified', signature: 'valid', event }, 'main');
+    assert.equal(d.outcome, 'pull_request');
+    assert.equal(d.pullRequest, event);
+    assert.equal(d.reason, 'webhook gitea delivery d2');
+  });
 });

@@ -1,7 +1,8 @@
 // What /hooks does with a verified (or refused) delivery, decided without I/O.
-import type { WebhookVerdict } from '../webhook/parse-webhook.ts';
+import type { PullRequestEvent, WebhookVerdict } from '../webhook/parse-webhook.ts';
 
-export type WebhookOutcome = 'accepted' | 'ignored' | 'unauthorized' | 'bad_request';
+/** `pull_request`: a verified pull-request delivery, for the platform's previews to decide on. */
+export type WebhookOutcome = 'accepted' | 'ignored' | 'unauthorized' | 'bad_request' | 'pull_request';
 
 export interface WebhookDecision {
   readonly provider: string;
@@ -12,6 +13,8 @@ export interface WebhookDecision {
   readonly reason: string;
   /** An accepted push's new head (40 hex digits): requestSync's hint. */
   readonly head?: string;
+  /** Set with the outcome `pull_request`. */
+  readonly pullRequest?: PullRequestEvent;
 }
 
 const COMMIT = /^[0-9a-f]{40}$/;
@@ -28,6 +31,8 @@ export function decideWebhook(verdict: WebhookVerdict, watchedBranch: string): W
       return decision('ignored', 'ping received; webhook works');
     case 'other':
       return decision('ignored', `event "${event.name}" is not a push; nothing to do`);
+    case 'pull_request':
+      return { ...decision('pull_request', `pull request event (${event.providerAction})`), pullRequest: event };
     case 'delete':
       if (event.refType !== 'branch' || event.name !== watchedBranch) {
         return decision('ignored', `${event.refType} ${event.name} deleted; this repository watches branch ${watchedBranch}`);

@@ -1,7 +1,9 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
 import type { QueueTriggerSpec, Runtime, ScaleInput } from '../manifest/types.ts';
+import type { PreviewFunctionState } from '../preview/preview-plan.ts';
 import type { CodeFile, FileMode } from '../source/types.ts';
+import type { PullRequestEvent } from '../webhook/pull-request.ts';
 
 /** How many replicas (pods, or `sless dev` processes) a function should have and has serving. */
 export interface Replicas {
@@ -312,6 +314,49 @@ export interface Platform {
 
   /** For /readyz. */
   ready(): Promise<{ ok: boolean; detail?: string }>;
+
+  /** Pull-request previews (docs/previews.md); a platform without them ignores pull-request deliveries. */
+  readonly previews?: PlatformPreviews;
+}
+
+/** Pull-request previews of a platform's repositories (docs/previews.md). */
+export interface PlatformPreviews {
+  /**
+   * A verified pull-request delivery for repository `name` of `namespace`: decides and starts the
+   * preview's build or removal in the background. Never throws for what the delivery says.
+   */
+  pullRequest(namespace: string, name: string, event: PullRequestEvent, reason: string): Promise<PreviewAnswer>;
+  /** The open previews of the repositories of `namespace`, by PR number. */
+  list(namespace: string): Promise<PreviewRecord[]>;
+}
+
+export interface PreviewAnswer {
+  /** accepted: a build or removal started; ignored: nothing to do (logged); refused: a status says why. */
+  readonly outcome: 'accepted' | 'ignored' | 'refused';
+  readonly message: string;
+}
+
+export interface PreviewFunctionRecord {
+  readonly name: string;
+  readonly state: PreviewFunctionState;
+  /** For built functions: their phase in the preview namespace. */
+  readonly phase?: FunctionPhase;
+  /** The preview URL for built functions, the production URL for the others (none for removed ones). */
+  readonly url?: string;
+}
+
+export interface PreviewRecord {
+  readonly number: number;
+  readonly namespace: string;
+  readonly repository: string;
+  readonly branch: string;
+  /** The head commit the preview was last planned for. */
+  readonly head: string;
+  /** `/fn/<namespace>-pr-<N>/` */
+  readonly url: string;
+  /** ttl after the last push. */
+  readonly expiresAt: string;
+  readonly functions: readonly PreviewFunctionRecord[];
 }
 
 /**

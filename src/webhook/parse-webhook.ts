@@ -7,6 +7,9 @@
 // commit list (Gitea sends the last 5 commits, GitLab 20): the sync diffs trees in git instead.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { webhookBody } from './form-body.ts';
+import { readPullRequest, type PullRequestEvent } from './pull-request.ts';
+
+export type { PullRequestEvent } from './pull-request.ts';
 
 export type WebhookProvider = 'gitea' | 'github' | 'gitlab' | 'unknown';
 
@@ -57,7 +60,7 @@ export interface OtherEvent {
   readonly name: string;
 }
 
-export type WebhookEvent = PushEvent | DeleteEvent | PingEvent | OtherEvent;
+export type WebhookEvent = PushEvent | DeleteEvent | PullRequestEvent | PingEvent | OtherEvent;
 
 interface VerdictBase {
   readonly provider: WebhookProvider;
@@ -152,7 +155,8 @@ export function parseWebhook(input: WebhookInput): WebhookVerdict {
       event: kind === 'ping' ? { kind } : { kind, name: eventName },
     };
 
-  const event = kind === 'push' ? readPush(provider, parsed) : readDelete(provider, parsed);
+  const event =
+    kind === 'push' ? readPush(provider, parsed) : kind === 'pull_request' ? readPullRequest(provider, parsed) : readDelete(provider, parsed);
   if ('error' in event) return { ...base, status: 'malformed', signature: 'valid', error: event.error };
   return { ...base, status: 'verified', signature: 'valid', event };
 }
@@ -192,8 +196,12 @@ function eventHeader(headers: Headers, provider: WebhookProvider): string | unde
 }
 
 function eventKind(provider: WebhookProvider, name: string): WebhookEvent['kind'] {
-  if (provider === 'gitlab') return name === 'Push Hook' || name === 'Tag Push Hook' ? 'push' : 'other';
+  if (provider === 'gitlab') {
+    if (name === 'Merge Request Hook') return 'pull_request';
+    return name === 'Push Hook' || name === 'Tag Push Hook' ? 'push' : 'other';
+  }
   if (name === 'push') return 'push';
+  if (name === 'pull_request') return 'pull_request';
   if (name === 'delete') return 'delete';
   return provider === 'github' && name === 'ping' ? 'ping' : 'other';
 }

@@ -7,9 +7,8 @@
 // webhook to the first /fn answer that shows the change (polled every 5 ms):
 //   code change   -> fetch, snapshot, plan, prepare a new folder, start a process, health, switch
 //   config change -> fetch, snapshot, plan, start a process from the same folder, health, switch
-import { rm } from 'node:fs/promises';
 import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
-import { callFunction, giteaPush, startDevProcess } from '../e2e/dev-harness.ts';
+import { callFunction, giteaPush, startDevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
 
 const runs = Number(process.argv[2] ?? 10);
 const functions = Number(process.argv[3] ?? 20);
@@ -76,11 +75,7 @@ async function main(): Promise<void> {
     const rebuilt = (dev.log().match(/f0: building/g) ?? []).length;
     console.log(`prepared folders built for f0: ${rebuilt} (1 initial + ${runs} code changes expected)`);
   } finally {
-    await dev.stop('SIGTERM');
-    await clone.dispose();
-    await server.stop();
-    await rm(server.root, { recursive: true, force: true });
-    await rm(dev.dataDir, { recursive: true, force: true });
+    await disposeBenchRun(dev, clone, server);
   }
 }
 

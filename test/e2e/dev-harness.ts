@@ -220,3 +220,12 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** A benchmark's teardown: dev stopped (SIGTERM), its working clone, git server and data dir removed. */
+export async function disposeBenchRun(dev: DevProcess, clone: { dispose(): Promise<void> }, server: { root: string; stop(): Promise<void> }): Promise<void> {
+  await dev.stop('SIGTERM');
+  await clone.dispose();
+  await server.stop();
+  await rm(server.root, { recursive: true, force: true });
+  await rm(dev.dataDir, { recursive: true, force: true });
+}

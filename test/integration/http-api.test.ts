@@ -270,10 +270,11 @@ describe('/v1', async () => {
       `GET ${p}/functions/{name}/revisions`,
       `POST ${p}/functions/{name}/rollback`,
       `DELETE ${p}/functions/{name}/rollback`,
+      `GET ${p}/previews`,
     ]) {
       assert.ok(routes.includes(expected), `missing ${expected}`);
     }
-    assert.equal(routes.length, 27);
+    assert.equal(routes.length, 28);
   });
 
   it('lists revisions, rolls back (pinned), refuses a revision that is not kept with 400, and undoes', async () => {

@@ -1,6 +1,7 @@
 // /hooks with recorded deliveries from Gitea, GitHub and GitLab (test/fixtures/webhooks, signed
 // with openssl, not by the code under test): what starts a sync, what is ignored, what is refused.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { testApp } from '../helpers/http-test-kit.ts';
@@ -113,6 +114,20 @@ describe('/hooks', async () => {
       assert.equal(res.statusCode, 200, `${name}: ${res.body}`);
       assert.equal(res.json().status, 'ignored');
     }
+  });
+
+  it('acknowledges and ignores a pull-request delivery where the platform builds no previews (no sync)', async () => {
+    const body = JSON.stringify({
+      action: 'opened',
+      number: 2,
+      pull_request: { head: { ref: 'f', sha: 'c'.repeat(40), repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
+    });
+    const signature = `sha256=${createHmac('sha256', deliveries.secret).update(body).digest('hex')}`;
+    const before = platform.syncRequests.length;
+    const res = await post('shop', body, { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { status: 'ignored', reason: 'this server builds no pull-request previews' });
+    assert.equal(platform.syncRequests.length, before);
   });
 
   it('refuses every delivery for a repository without a webhook secret', async () => {

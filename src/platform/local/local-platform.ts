@@ -16,6 +16,7 @@ import type {
   CodeFile,
   UnpackedCode,
   Endpoint,
+  FunctionScaling,
   FunctionInput,
   LogLine,
   LogQuery,
@@ -46,13 +47,18 @@ import { LocalState } from './local-state.ts';
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';
-import { RepositorySync } from './repository-sync.ts';
+import { RepositorySync, type SyncParts } from './repository-sync.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
 import { revisionBuildKeys, revisionRecord } from './local-revisions.ts';
 import { rollbackTarget } from '../revisions.ts';
 import { PlatformError } from '../types.ts';
 import { notFound } from './jobs-and-schedules.ts';
 import type { StoredFunction } from './local-state.ts';
+import { LocalPreviews } from './local-previews.ts';
+import type { PreviewReader } from './preview-source.ts';
+import type { PreviewSettings } from '../../preview/preview-settings.ts';
+import type { CommitStatusPoster } from '../../commit-status/commit-status-poster.ts';
+import type { StatusTarget } from '../../commit-status/status-target.ts';
 
 export interface LocalPlatformOptions {
   readonly dataDir: string;
@@ -81,6 +87,12 @@ export interface LocalPlatformOptions {
   readonly metrics?: Metrics;
   /** How often the scaler decides (default 1 s). */
   readonly scaleTickMs?: number;
+  /** Pull-request previews (`--previews`, local-previews.ts); statuses go through `status` when given. */
+  readonly previews?: {
+    readonly settings: PreviewSettings;
+    readonly reader: PreviewReader;
+    readonly status?: { readonly poster: CommitStatusPoster; readonly target: StatusTarget };
+  };
 }
 
 export class LocalPlatform implements Platform {
@@ -102,6 +114,7 @@ export class LocalPlatform implements Platform {
   readonly #background = new Set<Promise<unknown>>();
   /** Builds and process starts of one sync run a few at a time, not one per function at once. */
   readonly #deploys: PQueue;
+  readonly #previews: LocalPreviews | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #collecting: Promise<void> = Promise.resolve();
@@ -170,7 +183,8 @@ export class LocalPlatform implements Platform {
       http: this.#jobs,
     });
     this.#deploys = new PQueue({ concurrency: opts.deployConcurrency ?? 4 });
-    const sync = (this.#sync = new RepositorySync({
+    // What every sync needs, the followed repository's and each preview's (local-previews.ts).
+    const parts: SyncParts = {
       namespace: opts.namespace,
       managedBy,
       repository: opts.repository,
@@ -183,8 +197,21 @@ export class LocalPlatform implements Platform {
       deploys: this.#deploys,
       url,
       removeFunction,
+    };
+    const sync = (this.#sync = new RepositorySync({
+      ...parts,
       ...(opts.commitStatus ? { reportRevision: (rev: string, fns: RevisionFunction[]) => void opts.commitStatus?.report(rev, fns) } : {}),
     }));
+    this.#previews = opts.previews
+      ? new LocalPreviews({
+          ...parts,
+          repoName: opts.repoName,
+          settings: opts.previews.settings,
+          reader: opts.previews.reader,
+          publicUrl: opts.publicUrl,
+          ...(opts.previews.status ? { status: opts.previews.status } : {}),
+        })
+      : undefined;
     this.#coalescer = new SyncCoalescer(
       (reasons) => (this.#closed ? Promise.resolve() : sync.run(reasons)),
       (err) => opts.logger.error(`sync of ${opts.repository.displayUrl} failed: ${(err as Error).message}`),
@@ -217,6 +244,7 @@ export class LocalPlatform implements Platform {
     this.#jobs.resume();
     this.#scaler.start();
     this.#coalescer.request('start');
+    this.#previews?.start();
     this.#pollTimer = setInterval(() => this.#coalescer.request('poll'), this.#opts.pollIntervalMs);
     this.#pollTimer.unref();
   }
@@ -229,6 +257,7 @@ export class LocalPlatform implements Platform {
   /** Resolves when no sync is running or pending (tests, benchmarks). */
   async idle(): Promise<void> {
     await this.#coalescer.idle();
+    await this.#previews?.idle();
   }
 
   /** Synchronous last resort (process 'exit' handler): kills every child group at once. */
@@ -242,6 +271,7 @@ export class LocalPlatform implements Platform {
     clearInterval(this.#pollTimer);
     this.#scaler.stop();
     this.#jobs.stop();
+    await this.#previews?.close();
     // Processes first: that also ends a dependency install a running sync waits for, and refuses
     // new children, so the sync then finishes at once instead of building on.
     await this.#runner.close();
@@ -285,7 +315,11 @@ export class LocalPlatform implements Platform {
 
   // ---- Platform: functions (local-functions.ts) ------------------------------------------------
 
-  async resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
+  async resolveEndpoint(requested: string, name: string): Promise<Endpoint> {
+    const route = this.#previews?.route(requested, name);
+    if (route && 'endpoint' in route) return route.endpoint;
+    // A preview's function the PR leaves alone is production's own (no copy).
+    const namespace = route?.namespace ?? requested;
     const endpoint = this.#functions.resolveEndpoint(namespace, name);
     // Until the repository is read, a name not known yet may well be one of its functions.
     if (endpoint.kind === 'not-found' && namespace === this.#opts.namespace && !this.#sync.readOnce) {
@@ -340,9 +374,24 @@ export class LocalPlatform implements Platform {
     }
     return this.getFunction(namespace, name);
   }
-  /** Scale to zero and out with processes (local-scaler.ts); /fn's activator wakes through it. */
-  get scaling(): LocalScaler {
-    return this.#scaler;
+  /**
+   * Scale to zero and out with processes (local-scaler.ts); /fn's activator wakes through it. A call
+   * at a preview URL that production answers counts for, and wakes, the production function.
+   */
+  get scaling(): FunctionScaling {
+    const scaler = this.#scaler;
+    const at = (namespace: string, name: string): string => {
+      const route = this.#previews?.route(namespace, name);
+      return route && 'namespace' in route ? route.namespace : namespace;
+    };
+    return {
+      requestBegan: (namespace, name) => scaler.requestBegan(at(namespace, name), name),
+      wake: (namespace, name) => scaler.wake(at(namespace, name), name),
+    };
+  }
+  /** Pull-request previews, when `--previews` turned them on. */
+  get previews(): LocalPreviews | undefined {
+    return this.#previews;
   }
   createFunction(namespace: string, input: FunctionInput): Promise<FunctionRecord> {
     return this.#functions.create(namespace, input);

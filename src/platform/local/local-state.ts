@@ -6,6 +6,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FunctionManifest } from '../../manifest/types.ts';
 import type { BaseImages } from '../../plan/plan-changes.ts';
+import type { PreviewFunctionPlan } from '../../preview/preview-plan.ts';
 import type { Snapshot } from '../../source/types.ts';
 import type { TreeLimitReason } from '../../source/tree-limits.ts';
 import type { FunctionRecord, JobRecord, PinRecord, RepositoryFunctionStatus, TriggerRecord } from '../types.ts';
@@ -40,6 +41,20 @@ export interface StoredRepository {
   readonly functions?: readonly RepositoryFunctionStatus[];
 }
 
+/** A pull request's preview (local-previews.ts): what its last plan said and what its sync applied. */
+export interface StoredPreview {
+  readonly number: number;
+  readonly namespace: string;
+  readonly branch: string;
+  /** The head commit last read. */
+  readonly head: string;
+  /** When the head last changed (the ttl counts from here). */
+  readonly updatedAt: string;
+  readonly functions: readonly PreviewFunctionPlan[];
+  /** The preview namespace's own sync slot (what it built). */
+  readonly repository: StoredRepository;
+}
+
 export interface LocalStateData {
   readonly version: 1;
   repository: StoredRepository;
@@ -47,6 +62,8 @@ export interface LocalStateData {
   triggers: Record<string, TriggerRecord>;
   jobs: Record<string, JobRecord>;
   namespaces: string[];
+  /** By PR number. */
+  previews?: Record<string, StoredPreview>;
 }
 
 export function emptyState(): LocalStateData {
@@ -117,6 +134,9 @@ export class LocalState {
       }),
       triggers: keep<TriggerRecord>('trigger', parsed.triggers, (v) => named(v) ?? (typeof v.type === 'string' ? undefined : 'no type')),
       jobs: keep<JobRecord>('job', parsed.jobs, (v) => named(v) ?? (typeof v.runId === 'number' ? undefined : 'run_id is not a number')),
+      previews: keep<StoredPreview>('preview', parsed.previews, (v) =>
+        typeof v.number === 'number' && typeof v.namespace === 'string' && typeof v.branch === 'string' && Array.isArray(v.functions) ? undefined : 'no number/namespace/branch/functions',
+      ),
     };
     return problems;
   }

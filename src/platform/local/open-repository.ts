@@ -41,7 +41,8 @@ export function isGitUrl(repo: string): boolean {
   return /^(https?|git|ssh|file):\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
 }
 
-function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree, caps: ManifestCaps): Promise<RepositoryRead> {
+/** A revision's snapshot and its files, read from a source tree (also what previews read, preview-source.ts). */
+export function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree, caps: ManifestCaps): Promise<RepositoryRead> {
   return snapshots.build(tree, { path: watched, pathSetting: '--path', ...caps }).then((snapshot) => ({
     snapshot,
     files: (entry) => readFunctionFiles(tree, entry),

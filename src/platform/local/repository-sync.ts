@@ -14,7 +14,7 @@ import type { DeployOutcome } from './function-runner.ts';
 import type { FunctionTable } from './function-table.ts';
 import type { JobsAndSchedules } from './jobs-and-schedules.ts';
 import type { LocalDeployer } from './local-deployer.ts';
-import type { LocalState, StoredFunction } from './local-state.ts';
+import type { LocalState, StoredFunction, StoredRepository } from './local-state.ts';
 import type { Logger } from './logger.ts';
 import type { LocalRuntimes, RepositoryRead, RepositoryReader } from './ports.ts';
 
@@ -36,7 +36,20 @@ export interface RepositorySyncOptions {
   readonly removeFunction: (namespace: string, name: string) => Promise<void>;
   /** Commit statuses (`sless dev --commit-status`): told where each function of the revision stands. */
   readonly reportRevision?: (revision: string, functions: RevisionFunction[]) => void;
+  /**
+   * Where this sync keeps what it applied (default: the followed repository's slot in state.json); a
+   * pull request's preview has its own (local-previews.ts).
+   */
+  readonly stored?: { get(): StoredRepository; set(value: StoredRepository): void };
+  /** Whether schedules and jobs of function.yaml are applied (default true; previews: spec.previews.schedules). */
+  readonly schedules?: boolean;
 }
+
+/** What every sync of one sless dev shares (the followed repository's and each preview's). */
+export type SyncParts = Pick<
+  RepositorySyncOptions,
+  'namespace' | 'managedBy' | 'repository' | 'runtimes' | 'logger' | 'state' | 'table' | 'deployer' | 'jobs' | 'deploys' | 'url' | 'removeFunction'
+>;
 
 /** Counts for the "synced rev X (...)" line. */
 interface SyncSummary {
@@ -55,7 +68,12 @@ const shortRev = (rev: string) => (/^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) 
 export class RepositorySync {
   #readOnce = false;
 
-  constructor(private readonly o: RepositorySyncOptions) {}
+  readonly #stored: { get(): StoredRepository; set(value: StoredRepository): void };
+
+  constructor(private readonly o: RepositorySyncOptions) {
+    const state = o.state;
+    this.#stored = o.stored ?? { get: () => state.data.repository, set: (value) => (state.data.repository = value) };
+  }
 
   /** Whether this process has read the repository yet (until then, a name /fn does not know may be in it). */
   get readOnce(): boolean {
@@ -70,14 +88,14 @@ export class RepositorySync {
       read = await o.repository.read();
     } catch (err) {
       // A revision past the tree limits says so in the repository's reason, as on the controller.
-      const { lastErrorReason: _old, ...repository } = o.state.data.repository;
-      o.state.data.repository = { ...repository, lastError: (err as Error).message, ...(err instanceof TreeLimitError ? { lastErrorReason: err.reason } : {}) };
+      const { lastErrorReason: _old, ...repository } = this.#stored.get();
+      this.#stored.set({ ...repository, lastError: (err as Error).message, ...(err instanceof TreeLimitError ? { lastErrorReason: err.reason } : {}) });
       throw err;
     } finally {
       this.#readOnce = true;
     }
     const { snapshot } = read;
-    const stored = o.state.data.repository;
+    const stored = this.#stored.get();
     const plan = planChanges(stored.snapshot, snapshot, {
       baseImageOf: (runtime) => o.runtimes.versionOf(runtime),
       prevBaseImages: stored.baseImages,
@@ -108,7 +126,7 @@ export class RepositorySync {
     o.reportRevision?.(snapshot.revision, statesAfterDeploy(plan.errors, healthy, outcomes, (name) => o.table.get(ns, name)?.pinned?.revision));
     for (const e of plan.removed) await o.removeFunction(ns, e.name);
 
-    o.state.data.repository = {
+    this.#stored.set({
       revision: snapshot.revision,
       lastSyncTime: new Date().toISOString(),
       snapshot: plan.applied,
@@ -119,7 +137,7 @@ export class RepositorySync {
         codeHash: e.codeHash,
         error: e.problems.length > 0 ? e.problems.map((p) => formatProblem(p)).join('; ') : undefined,
       })),
-    };
+    });
     await o.state.save();
 
     const failed = outcomes.filter((x) => x.kind === 'failed').length;
@@ -173,7 +191,8 @@ export class RepositorySync {
     // Revisions and a pin stay with the function; `commit` names where a revision that goes live comes from.
     o.table.put({ ...existing, record, buildKey: existing?.buildKey, manifest: m, path: e.path, commit: read.snapshot.revision });
     const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));
-    o.jobs.applyManifest(ns, m);
+    // Without schedules (a preview), the http trigger applied above is the function's only one.
+    if (o.schedules !== false) o.jobs.applyManifest(ns, m);
     return outcome;
   }
 

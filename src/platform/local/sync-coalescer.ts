@@ -20,6 +20,11 @@ export class SyncCoalescer {
     if (!this.#running) this.#running = this.#loop();
   }
 
+  /** A run is going or pending. */
+  get busy(): boolean {
+    return this.#running !== undefined;
+  }
+
   /** Resolves when no run is going and none is pending. */
   async idle(): Promise<void> {
     while (this.#running) await this.#running;
