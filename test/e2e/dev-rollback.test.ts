@@ -62,7 +62,7 @@ after(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-test('two versions go live as revisions 1 and 2; rollback serves 1 at once with no build and pins it', async () => {
+test('two versions go live as revisions 1 and 2; rollback serves 1 at once with no build and pins it', async (t) => {
   await startDev();
   await dev?.waitForLog(/flip: ready at/);
   assert.equal(await served(), 1);
@@ -88,6 +88,7 @@ test('two versions go live as revisions 1 and 2; rollback serves 1 at once with 
   assert.match(rolled.stdout, /^flip: serving revision 1 \(commit sha256:[0-9a-f]{12}\) after [0-9.]+ s; pinned: new versions build but wait \(sless rollback flip --undo\)\n$/);
   // Served by the time the command answers: no build, the kept folder starts.
   assert.equal(await served(), 1);
+  t.diagnostic(`rollback: request → revision 1 serving ${tookMs} ms`);
   assert.ok(tookMs < 5_000, `rollback took ${tookMs} ms`);
   assert.doesNotMatch(dev?.log().slice(offset) ?? '', /building|compiling/);
 
