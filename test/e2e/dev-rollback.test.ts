@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { callFunction, startDevProcess, type DevProcess } from './dev-harness.ts';
+import { writeZip } from '../../src/http/write-zip.ts';
+import { callFunction, eventually, startDevProcess, type DevProcess } from './dev-harness.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 let folder: string;
@@ -62,7 +63,7 @@ after(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-test('two versions go live as revisions 1 and 2; rollback serves 1 at once with no build and pins it', async () => {
+test('two versions go live as revisions 1 and 2; rollback serves 1 at once with no build and pins it', async (t) => {
   await startDev();
   await dev?.waitForLog(/flip: ready at/);
   assert.equal(await served(), 1);
@@ -88,6 +89,7 @@ test('two versions go live as revisions 1 and 2; rollback serves 1 at once with 
   assert.match(rolled.stdout, /^flip: serving revision 1 \(commit sha256:[0-9a-f]{12}\) after [0-9.]+ s; pinned: new versions build but wait \(sless rollback flip --undo\)\n$/);
   // Served by the time the command answers: no build, the kept folder starts.
   assert.equal(await served(), 1);
+  t.diagnostic(`rollback: request → revision 1 serving ${tookMs} ms`);
   assert.ok(tookMs < 5_000, `rollback took ${tookMs} ms`);
   assert.doesNotMatch(dev?.log().slice(offset) ?? '', /building|compiling/);
 
@@ -143,6 +145,39 @@ test('--undo serves the folder’s own version (prepared while pinned) as revisi
   assert.equal(await served(), 2);
   assert.equal((await sless(['rollback', 'flip', '--undo'])).code, 0);
   assert.equal(await served(), 3);
+});
+
+test('a function made through /v1 rolls back the same way: an upload while pinned is prepared, not served', async () => {
+  const v1 = (method: string, url: string, body?: Buffer | object) =>
+    fetch(`${dev?.url}/v1/namespaces/dev/functions${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${env.SLESS_API_TOKEN}`,
+        ...(body === undefined ? {} : { 'content-type': Buffer.isBuffer(body) ? 'application/zip' : 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body) }),
+    });
+  const upload = async (v: number) => {
+    const zip = writeZip([{ path: 'handler.js', mode: '100644', content: Buffer.from(`exports.handle = async () => ({ version: ${v} });\n`) }]);
+    assert.equal((await v1('POST', '/api-fn/upload', zip)).status, 200);
+  };
+  const apiServed = async () => (JSON.parse((await callFunction(dev?.url ?? '', 'api-fn')).body) as { version?: number }).version;
+  assert.equal((await v1('POST', '', { name: 'api-fn', runtime: 'nodejs20' })).status, 201);
+  await upload(1);
+  await eventually(async () => ((await apiServed().catch(() => undefined)) === 1 ? true : undefined), 'api-fn v1', 60_000);
+  await upload(2);
+  await eventually(async () => ((await apiServed()) === 2 ? true : undefined), 'api-fn v2', 60_000);
+  const rolled = await v1('POST', '/api-fn/rollback', {});
+  assert.equal(rolled.status, 200);
+  const body = (await rolled.json()) as { pinned: { revision: number }; message: string };
+  assert.equal(body.pinned.revision, 1);
+  assert.equal(body.message, 'serving revision 1; newer code and settings wait: upload a fix or undo the rollback');
+  assert.equal(await apiServed(), 1);
+  await upload(3);
+  await dev?.waitForLog(/dev\/api-fn: new version built; not live while pinned to revision 1/);
+  assert.equal(await apiServed(), 1);
+  assert.equal((await v1('DELETE', '/api-fn/rollback')).status, 200);
+  assert.equal(await apiServed(), 3);
 });
 
 test('errors are one line with exit 1; --help explains', async () => {

@@ -6,7 +6,7 @@ import type { CommandIo } from '../io.ts';
 import { hasSwitch, option, parseDuration, type ParsedArgs } from './args.ts';
 import { positionals, runClientCommand, type ClientCommand, type CommandContext } from './command.ts';
 import { CliError } from './errors.ts';
-import { shortRevision } from './format.ts';
+import { shortCommit } from '../../platform/revisions.ts';
 
 const usage = 'sless rollback NAME [--to REVISION | --undo] [--no-wait] [--timeout 2m] [-n NS]';
 const POLL_MS = 250;
@@ -44,7 +44,8 @@ export function serves(revisions: readonly RevisionJson[], want: { readonly revi
 }
 
 function describeRevision(r: RevisionJson): string {
-  return `revision ${r.revision}${r.commit ? ` (commit ${shortRevision(r.commit)})` : ''}`;
+  // As the Pinned condition quotes it: 7 hex digits of a git commit.
+  return `revision ${r.revision}${r.commit ? ` (commit ${shortCommit(r.commit)})` : ''}`;
 }
 
 async function waitFor(

@@ -95,14 +95,19 @@ export class LocalDeployer {
       return { kind: 'failed', message, stillServing: this.o.runner.processState(namespace, name) !== 'not started' };
     }
     if (files) {
+      // Every sync hands the files over; only a folder built now is news (a poll must not repeat it).
+      let built = false;
       const head = await this.o.runner.prepare(
         spec,
         files,
         () => this.o.logger.info(buildingLine(name, spec.runtime)),
-        (buildKey) => this.o.table.patch(namespace, name, { imageRef: localImage(buildKey) }, { buildKey }),
+        (buildKey, fresh) => {
+          built = fresh;
+          this.o.table.patch(namespace, name, { imageRef: localImage(buildKey) }, { buildKey });
+        },
       );
       if (!head.ok) this.o.logger.error(`${namespace}/${name} new version failed (revision ${rev.revision} stays pinned and serving): ${head.message}`);
-      else this.o.logger.info(`${namespace}/${name}: new version built; not live while pinned to revision ${rev.revision} (sless rollback ${name} --undo)`);
+      else if (built) this.o.logger.info(`${namespace}/${name}: new version built; not live while pinned to revision ${rev.revision} (sless rollback ${name} --undo)`);
     }
     const outcome = await this.o.runner.deploy(specOfRevision(spec, rev), () => {
       throw new Error(`the prepared folder of revision ${rev.revision} is missing; undo the rollback`);
