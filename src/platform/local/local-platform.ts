@@ -49,11 +49,8 @@ import type { LocalRuntimes, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';
 import { RepositorySync, type SyncParts } from './repository-sync.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
-import { revisionBuildKeys, revisionRecord } from './local-revisions.ts';
-import { rollbackTarget } from '../revisions.ts';
-import { PlatformError } from '../types.ts';
-import { notFound } from './jobs-and-schedules.ts';
-import type { StoredFunction } from './local-state.ts';
+import { revisionBuildKeys } from './local-revisions.ts';
+import { LocalRollback } from './local-rollback.ts';
 import { LocalPreviews } from './local-previews.ts';
 import type { PreviewReader } from './preview-source.ts';
 import type { PreviewSettings } from '../../preview/preview-settings.ts';
@@ -115,6 +112,7 @@ export class LocalPlatform implements Platform {
   /** Builds and process starts of one sync run a few at a time, not one per function at once. */
   readonly #deploys: PQueue;
   readonly #previews: LocalPreviews | undefined;
+  readonly #rollback: LocalRollback;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #collecting: Promise<void> = Promise.resolve();
@@ -150,6 +148,7 @@ export class LocalPlatform implements Platform {
       interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
       ...(opts.maxReplicas === undefined ? {} : { maxReplicas: opts.maxReplicas }),
     });
+    this.#rollback = new LocalRollback({ table: this.#table, state: this.#state, deployer: this.#deployer });
     this.#scaler = new LocalScaler({
       functions: this.#runner,
       logger: opts.logger,
@@ -344,34 +343,17 @@ export class LocalPlatform implements Platform {
     return { ...f, ...(replicas ? { replicas } : {}), ...(pinned ? { pinned } : {}) };
   }
 
-  // ---- Platform: revisions and rollback (local-revisions.ts, ../revisions.ts) --------------------
+  // ---- Platform: revisions and rollback (local-rollback.ts) --------------------------------------
 
-  #stored(namespace: string, name: string): StoredFunction {
-    const f = this.#table.get(namespace, name);
-    if (!f) throw notFound('function', namespace, name);
-    return f;
-  }
   async listRevisions(namespace: string, name: string): Promise<RevisionRecord[]> {
-    return (this.#stored(namespace, name).revisions ?? []).map(revisionRecord);
+    return this.#rollback.listRevisions(namespace, name);
   }
-  /** Pins the function and serves the revision from its kept folder before answering (no build). */
   async rollback(namespace: string, name: string, revision?: number): Promise<FunctionRecord> {
-    const f = this.#stored(namespace, name);
-    const target = rollbackTarget(name, f.revisions ?? [], revision);
-    if (!target.ok) throw new PlatformError('invalid', target.message);
-    this.#table.put({ ...f, pinned: { revision: target.revision.revision, since: new Date().toISOString() } });
-    await this.#state.save();
-    await this.#deployer.deploy(this.#stored(namespace, name));
+    await this.#rollback.rollback(namespace, name, revision);
     return this.getFunction(namespace, name);
   }
-  /** Removes the pin and serves the function's own version again (prepared while it was pinned). */
   async undoRollback(namespace: string, name: string): Promise<FunctionRecord> {
-    const { pinned, ...f } = this.#stored(namespace, name);
-    if (pinned) {
-      this.#table.put(f);
-      await this.#state.save();
-      await this.#deployer.deploy(this.#stored(namespace, name));
-    }
+    await this.#rollback.undo(namespace, name);
     return this.getFunction(namespace, name);
   }
   /**
