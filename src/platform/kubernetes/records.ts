@@ -1,8 +1,8 @@
 // Between the sless objects in the API server and the platform's records (pure). Who manages an object
 // is read from the `sless.kube5s.ru/repository` label that every FunctionRepository puts on what it
 // generates; objects without it were made through /v1.
-import { REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { functionSpecDefaults, repositorySpecDefaults } from './objects/crd-defaults.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import { compactScale } from '../../manifest/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
@@ -99,13 +99,14 @@ export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolea
   const namespace = fn.metadata?.namespace ?? '';
   const spec = fn.spec;
   const status = fn.status ?? {};
+  const filled = functionSpecDefaults(spec);
   return {
     name,
     namespace,
     runtime: (spec?.runtime ?? 'nodejs20') as Runtime,
-    entrypoint: spec?.entrypoint ?? CRD_DEFAULTS.entrypoint,
-    memoryMb: spec?.memoryMB ?? CRD_DEFAULTS.memoryMB,
-    timeoutSec: spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec,
+    entrypoint: filled.entrypoint,
+    memoryMb: filled.memoryMB,
+    timeoutSec: filled.timeoutSec,
     env: envOf(spec?.env),
     envFromSecrets: [...(spec?.envFromSecrets ?? [])],
     httpEnabled: opts.httpEnabled,
@@ -181,11 +182,7 @@ export function repositoryRecord(r: RepositoryResource): RepositoryRecord {
     name,
     namespace,
     url: spec?.url ?? '',
-    branch: spec?.branch ?? CRD_DEFAULTS.branch,
-    path: spec?.path ?? CRD_DEFAULTS.path,
-    interval: spec?.interval ?? CRD_DEFAULTS.interval,
-    suspend: spec?.suspend ?? REPOSITORY_DEFAULTS.suspend,
-    prune: spec?.prune ?? REPOSITORY_DEFAULTS.prune,
+    ...repositorySpecDefaults(spec),
     secretName: spec?.secretRef?.name,
     revision: status.revision || undefined,
     lastSyncTime: iso(status.lastSyncTime),
