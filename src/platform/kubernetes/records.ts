@@ -3,6 +3,7 @@
 // generates; objects without it were made through /v1.
 import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { functionSpecDefaults, repositorySpecDefaults } from './objects/crd-defaults.ts';
+import { envOf } from './objects/stored-env.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import { compactScale } from '../../manifest/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
@@ -34,17 +35,6 @@ export function publicFunctionUrl(publicBaseUrl: string | undefined, namespace: 
 export function httpEnabledFrom(triggers: readonly TriggerResource[], fnName: string): boolean {
   const http = triggers.filter((t) => t.spec?.type === 'http' && t.spec.functionRef === fnName);
   return servesHttp(http.map((t) => t.spec?.enabled ?? TRIGGER_DEFAULTS.enabled));
-}
-
-type StoredEnv = NonNullable<FunctionResource['spec']>['env'];
-
-/** A Function's env as a map, whichever shape it is stored in (a map, or the old CRD's list of {name, value}). */
-export function envOf(env: StoredEnv | undefined): Record<string, string> {
-  if (!env) return {};
-  if (!Array.isArray(env)) return { ...env };
-  const out: Record<string, string> = {};
-  for (const e of env) if (typeof e?.name === 'string') out[e.name] = e.value ?? '';
-  return out;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -3,7 +3,7 @@
 import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/client-node';
 import type { ResolvedControllerSettings } from '../settings.ts';
 import { functionSpecDefaults } from './crd-defaults.ts';
-import { envOf } from '../records.ts';
+import { envOf } from './stored-env.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
 import { compactScale, resolveScale } from '../../../manifest/scale-spec.ts';
