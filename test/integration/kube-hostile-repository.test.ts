@@ -9,14 +9,11 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { writeZip } from '../../src/http/write-zip.ts';
 import { writeDeepCommit } from '../helpers/deep-tree.ts';
 import { createRepo, sharedGitServer, WorkClone } from '../helpers/git-server.ts';
+import { hostileFunctionFolder, probeHealth, uploadHostileZip } from '../helpers/hostile-ignore.ts';
 import { hs256Token, SECRET } from '../helpers/http-test-kit.ts';
 import { eventually, freshNamespace, testKubeConfig, type TestNamespace } from '../helpers/kube.ts';
-
-const HOSTILE = `# hostile\n${'**/'.repeat(16)}x\n`;
-const DEEP = `${Array.from({ length: 30 }, (_, i) => `d${i}`).join('/')}/deep.js`;
 
 const need = (name: string): string => {
   const v = process.env[name];
@@ -40,17 +37,7 @@ interface Watch {
 /** Polls /healthz (every 100 ms) and the Lease (every 500 ms) until stopped. */
 function watchLiveness(url: string, kc: KubeConfig, leaseNamespace: string): Watch {
   let on = true;
-  let slowest = 0;
-  const health = (async () => {
-    while (on) {
-      const t = Date.now();
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(15_000) });
-      await res.arrayBuffer();
-      assert.equal(res.status, 200);
-      slowest = Math.max(slowest, Date.now() - t);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
+  const health = probeHealth(url, 100, 15_000);
   const api = kc.makeApiClient(CoordinationV1Api);
   const renewTimes: number[] = [];
   const lease = (async () => {
@@ -65,7 +52,7 @@ function watchLiveness(url: string, kc: KubeConfig, leaseNamespace: string): Wat
   return {
     stop: async () => {
       on = false;
-      await Promise.all([health, lease]);
+      const [slowest] = await Promise.all([health.stop(), lease]);
       const times = [started, ...renewTimes, Date.now()];
       const gaps = times.slice(1).map((t, i) => t - times[i]!);
       return { slowestHealthMs: slowest, renewals: renewTimes.length, longestRenewGapMs: Math.max(...gaps) };
@@ -169,7 +156,7 @@ describe('a controller process against hostile repositories and uploads', () => 
   it('a repository and a zip upload with a .slessignore of `**/` x16 are handled in seconds; /healthz answers and the Lease is renewed', async () => {
     const repo = await createRepo(sharedGitServer(), 'kube-ignore');
     const clone = await WorkClone.create(repo);
-    await clone.write({ 'slow/function.yaml': 'runtime: nodejs20\n', 'slow/index.js': 'exports.handle = async () => 1;\n', 'slow/.slessignore': HOSTILE, [`slow/${DEEP}`]: '1;\n' });
+    await clone.write(hostileFunctionFolder('slow'));
     const head = await clone.commitAndPush('hostile .slessignore');
     await clone.dispose();
     const watch = watchLiveness(url, kc, system.name);
@@ -179,21 +166,11 @@ describe('a controller process against hostile repositories and uploads', () => 
     const syncedMs = Date.now() - started;
     const token = await hs256Token({ sless_admin: true });
     const auth = { authorization: `Bearer ${token}` };
-    const created = await fetch(`${url}/v1/namespaces/${tenant.name}/functions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'up', runtime: 'nodejs20' }) });
-    assert.ok(created.status < 300, `create answered ${created.status}: ${await created.text()}`);
-    const zip = writeZip(
-      [
-        ['index.js', 'exports.handle = async () => 1;\n'],
-        ['.slessignore', HOSTILE],
-        [DEEP, '1;\n'],
-      ].map(([path, content]) => ({ path: path!, mode: '100644' as const, content: Buffer.from(content!) })),
-    );
-    const t = Date.now();
-    const res = await fetch(`${url}/v1/namespaces/${tenant.name}/functions/up/upload`, { method: 'POST', headers: { ...auth, 'content-type': 'application/zip' }, body: zip, signal: AbortSignal.timeout(60_000) });
-    const uploadMs = Date.now() - t;
+    const res = await uploadHostileZip(url, tenant.name, 'up', auth, 60_000);
+    const uploadMs = res.ms;
     const seen = await watch.stop();
     console.log(`synced in ${syncedMs} ms; upload answered ${res.status} in ${uploadMs} ms; /healthz slowest ${seen.slowestHealthMs} ms; longest Lease gap ${seen.longestRenewGapMs} ms`);
-    assert.equal(res.status, 200, await res.text());
+    assert.equal(res.status, 200, res.body);
     assert.ok(uploadMs < 10_000, `the upload took ${uploadMs} ms`);
     assert.ok(seen.slowestHealthMs < 2000, `/healthz took ${seen.slowestHealthMs} ms`);
     assert.ok(seen.longestRenewGapMs < 10_000, `the Lease went ${seen.longestRenewGapMs} ms without renewal`);

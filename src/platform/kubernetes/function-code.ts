@@ -12,7 +12,7 @@ import { hashFiles } from '../../source/code-hash.ts';
 import { IgnorePatternError } from '../../source/ignore-rules.ts';
 import { readContextCode } from './read-context.ts';
 import { streamUnpacked } from '../read-unpacked.ts';
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { functionSpecDefaults } from './objects/crd-defaults.ts';
 
 /** The Function spec fields that point to its code. */
 export interface CodeRef {
@@ -35,7 +35,7 @@ export class FunctionCode {
   /** Puts the build context for the code (an upload unpacked on disk, read a file at a time, or files) in the store, unless its key is there, and answers the spec fields that point to it. */
   async save(namespace: string, name: string, spec: NonNullable<FunctionResource['spec']>, code: UnpackedCode | readonly CodeFile[]): Promise<CodeRef> {
     const runtime = spec.runtime as Runtime;
-    const entrypoint = spec.entrypoint ?? CRD_DEFAULTS.entrypoint;
+    const { entrypoint } = functionSpecDefaults(spec);
     const unpacked = isUnpacked(code) ? code : undefined;
     const codeHash = unpacked ? unpacked.codeHash : hashCode(namespace, name, code as readonly CodeFile[]);
     const baseImage = baseImageOf(runtime, this.settings.runtimeImagePrefix);

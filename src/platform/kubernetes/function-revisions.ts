@@ -8,7 +8,7 @@ import type { FunctionResource } from './objects/resources.ts';
 import type { FunctionConfig, FunctionRevisionsItem } from './crd-types.ts';
 import { configHashOf, parsePin, type LiveVersion, type Pin, type Revision } from '../revisions.ts';
 import type { RevisionRecord } from '../types.ts';
-import { envOf } from './records.ts';
+import { envOf } from './objects/stored-env.ts';
 
 export type KubeRevision = Revision<FunctionConfig>;
 

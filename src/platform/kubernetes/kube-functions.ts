@@ -11,7 +11,7 @@ import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
 import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
 import type { FunctionResource, TriggerResource } from './objects/resources.ts';
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { functionSpecDefaults } from './objects/crd-defaults.ts';
 import { functionRecord, httpEnabledFrom } from './records.ts';
 import { API_LABELS, assertApiManaged, ownedBy, type SlessObjects } from './sless-objects.ts';
 
@@ -121,7 +121,7 @@ export class KubeFunctions {
       const spec: FunctionResource['spec'] = { ...functionSpec(input) };
       if (old?.codeHash && old.s3Key) {
         const rebuilt =
-          old.runtime !== spec.runtime || (old.entrypoint ?? CRD_DEFAULTS.entrypoint) !== spec.entrypoint
+          old.runtime !== spec.runtime || functionSpecDefaults(old).entrypoint !== spec.entrypoint
             ? await this.deps.code.save(namespace, name, spec, await this.deps.code.read(fn))
             : { codeHash: old.codeHash, s3Bucket: old.s3Bucket ?? this.deps.code.bucket, s3Key: old.s3Key };
         Object.assign(spec, rebuilt);

@@ -8,7 +8,7 @@ import { ANNOTATIONS, API_VERSION, GIT_CREDENTIALS_SECRET_TYPE } from './objects
 import type { RepositoryResource } from './objects/resources.ts';
 import type { ServingCache } from './serving-cache.ts';
 import { WebhookSecrets, type WebhookSecretsOptions } from './webhook-secrets.ts';
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { CRD_DEFAULTS, repositorySpecDefaults } from './objects/crd-defaults.ts';
 import { repositoryRecord } from './records.ts';
 import { API_LABELS, mergePatch, namespaceMissing, ownedBy, type SlessObjects } from './sless-objects.ts';
 
@@ -151,7 +151,7 @@ export class KubeRepositories {
       ? this.serving.repositories.get(name, namespace)
       : await this.objects.find<RepositoryResource>('FunctionRepository', namespace, name);
     if (!repo) return undefined;
-    const branch = repo.spec?.branch ?? CRD_DEFAULTS.branch;
+    const { branch } = repositorySpecDefaults(repo.spec);
     const secretName = repo.spec?.secretRef?.name;
     if (!secretName) return { branch };
     const found = await this.secrets.get(namespace, secretName, options);

@@ -5,7 +5,7 @@ import type { Endpoint, ReplicaPicker } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { serviceBaseUrl } from './objects/function-workload.ts';
 import type { FunctionResource } from './objects/resources.ts';
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { functionSpecDefaults } from './objects/crd-defaults.ts';
 import type { SlessObjects } from './sless-objects.ts';
 import { liveWorkloadOf } from './scaling/workload-replicas.ts';
 
@@ -36,7 +36,7 @@ export function endpointOf(
   pods?: ReplicaPicker & { readonly serving: boolean },
 ): Endpoint {
   if (!fn || fn.metadata?.deletionTimestamp) return { kind: 'not-found' };
-  const timeoutSec = fn.spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec;
+  const { timeoutSec } = functionSpecDefaults(fn.spec);
   const phase = fn.status?.phase ?? 'Pending';
   const state = `${phase}${fn.status?.message ? `: ${fn.status.message}` : ''}`;
   if (!deployment) return { kind: 'not-ready', reason: phase === 'Ready' ? 'its Deployment is not there yet' : state };

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import { toPlatformError } from './api-errors.ts';
-import { envOf, envProblem, functionRecord, httpEnabledFrom, jobRecord, managedByOf, replicasOfDeployment, repositoryRecord } from './records.ts';
+import { envProblem, functionRecord, httpEnabledFrom, jobRecord, managedByOf, replicasOfDeployment, repositoryRecord } from './records.ts';
+import { envOf } from './objects/stored-env.ts';
 
 describe('records from sless objects', () => {
   it('reads who manages an object from the repository label', () => {

@@ -1,8 +1,9 @@
 // Between the sless objects in the API server and the platform's records (pure). Who manages an object
 // is read from the `sless.kube5s.ru/repository` label that every FunctionRepository puts on what it
 // generates; objects without it were made through /v1.
-import { REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { functionSpecDefaults, repositorySpecDefaults } from './objects/crd-defaults.ts';
+import { envOf } from './objects/stored-env.ts';
 import type { Runtime } from '../../manifest/types.ts';
 import { compactScale } from '../../manifest/scale-spec.ts';
 import { servesHttp } from '../rules.ts';
@@ -34,17 +35,6 @@ export function publicFunctionUrl(publicBaseUrl: string | undefined, namespace: 
 export function httpEnabledFrom(triggers: readonly TriggerResource[], fnName: string): boolean {
   const http = triggers.filter((t) => t.spec?.type === 'http' && t.spec.functionRef === fnName);
   return servesHttp(http.map((t) => t.spec?.enabled ?? TRIGGER_DEFAULTS.enabled));
-}
-
-type StoredEnv = NonNullable<FunctionResource['spec']>['env'];
-
-/** A Function's env as a map, whichever shape it is stored in (a map, or the old CRD's list of {name, value}). */
-export function envOf(env: StoredEnv | undefined): Record<string, string> {
-  if (!env) return {};
-  if (!Array.isArray(env)) return { ...env };
-  const out: Record<string, string> = {};
-  for (const e of env) if (typeof e?.name === 'string') out[e.name] = e.value ?? '';
-  return out;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -99,13 +89,14 @@ export function functionRecord(fn: FunctionResource, opts: { httpEnabled: boolea
   const namespace = fn.metadata?.namespace ?? '';
   const spec = fn.spec;
   const status = fn.status ?? {};
+  const filled = functionSpecDefaults(spec);
   return {
     name,
     namespace,
     runtime: (spec?.runtime ?? 'nodejs20') as Runtime,
-    entrypoint: spec?.entrypoint ?? CRD_DEFAULTS.entrypoint,
-    memoryMb: spec?.memoryMB ?? CRD_DEFAULTS.memoryMB,
-    timeoutSec: spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec,
+    entrypoint: filled.entrypoint,
+    memoryMb: filled.memoryMB,
+    timeoutSec: filled.timeoutSec,
     env: envOf(spec?.env),
     envFromSecrets: [...(spec?.envFromSecrets ?? [])],
     httpEnabled: opts.httpEnabled,
@@ -181,11 +172,7 @@ export function repositoryRecord(r: RepositoryResource): RepositoryRecord {
     name,
     namespace,
     url: spec?.url ?? '',
-    branch: spec?.branch ?? CRD_DEFAULTS.branch,
-    path: spec?.path ?? CRD_DEFAULTS.path,
-    interval: spec?.interval ?? CRD_DEFAULTS.interval,
-    suspend: spec?.suspend ?? REPOSITORY_DEFAULTS.suspend,
-    prune: spec?.prune ?? REPOSITORY_DEFAULTS.prune,
+    ...repositorySpecDefaults(spec),
     secretName: spec?.secretRef?.name,
     revision: status.revision || undefined,
     lastSyncTime: iso(status.lastSyncTime),

@@ -2,8 +2,8 @@
 // reuse (same image, same env; job mode adds SLESS_MODE=job and SLESS_EVENT).
 import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/client-node';
 import type { ResolvedControllerSettings } from '../settings.ts';
-import { CRD_SPEC_DEFAULTS } from './crd-defaults.ts';
-import { envOf } from '../records.ts';
+import { functionSpecDefaults } from './crd-defaults.ts';
+import { envOf } from './stored-env.ts';
 import { controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
 import { DISABLED_ANNOTATION } from '../scaling/workload-replicas.ts';
@@ -12,7 +12,6 @@ export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
 /** What every runtime answers 200 on once it serves (runtimes/*): the kubelet's probes and /fn's (pod-routing/). */
 export const HEALTH_PATH = '/health';
-const DEFAULTS = CRD_SPEC_DEFAULTS.Function;
 /** How long a terminating function pod keeps serving before SIGTERM (see functionDeployment). */
 const PRE_STOP_SLEEP_SECONDS = 5;
 /** A function process has 60 s to answer /health once (then the kubelet restarts it), probed every second. */
@@ -53,7 +52,8 @@ export function functionPodSpec(
   const { name, namespace } = nameAndNamespace(fn);
   const spec = fn.spec;
   if (!spec) throw new Error(`Function ${namespace}/${name} has no spec`);
-  const memory = `${spec.memoryMB ?? DEFAULTS.memoryMB}Mi`;
+  const filled = functionSpecDefaults(spec);
+  const memory = `${filled.memoryMB}Mi`;
   const userEnv = Object.entries(envOf(spec.env))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => ({ name: k, value: v }));
@@ -69,10 +69,10 @@ export function functionPodSpec(
         ports: [{ name: 'http', containerPort: FUNCTION_PORT, protocol: 'TCP' }],
         env: [
           ...userEnv,
-          { name: 'SLESS_ENTRYPOINT', value: spec.entrypoint ?? DEFAULTS.entrypoint },
+          { name: 'SLESS_ENTRYPOINT', value: filled.entrypoint },
           { name: 'SLESS_FUNCTION_NAME', value: name },
           { name: 'SLESS_NAMESPACE', value: namespace },
-          { name: 'SLESS_TIMEOUT_SEC', value: String(spec.timeoutSec ?? DEFAULTS.timeoutSec) },
+          { name: 'SLESS_TIMEOUT_SEC', value: String(filled.timeoutSec) },
           { name: 'PORT', value: String(FUNCTION_PORT) },
           { name: 'TMPDIR', value: '/tmp' },
           ...extraEnv,
@@ -118,7 +118,7 @@ export function functionDeployment(
     // Then SIGTERM: the runtime stops accepting and finishes the calls it has, each within timeout_sec,
     // so scaling in (and to zero) never cuts a call: the grace covers the pause and the longest call.
     // Never below Kubernetes' default 30 s (a stored default equal to it changes no pod template).
-    podSpec.terminationGracePeriodSeconds = Math.max(30, PRE_STOP_SLEEP_SECONDS + (fn.spec?.timeoutSec ?? DEFAULTS.timeoutSec) + 5);
+    podSpec.terminationGracePeriodSeconds = Math.max(30, PRE_STOP_SLEEP_SECONDS + functionSpecDefaults(fn.spec).timeoutSec + 5);
     // A crashed process's last log lines become its termination message: the Function's status quotes
     // them (rollout.ts), so a SyntaxError at import says so.
     container.terminationMessagePolicy = 'FallbackToLogsOnError';
