@@ -77,7 +77,7 @@ export class KubeScaling implements FunctionScaling {
         // 'conflict': another replica (or the leader) wrote first; the watch shows what it wrote.
       }
       const waitedMs = performance.now() - started;
-      if (waitedMs > this.opts.timeoutMs) throw new Error(`no replica became ready within ${Math.round(this.opts.timeoutMs / 1000)} s`);
+      if (waitedMs > this.opts.timeoutMs) throw new Error(`no replica became ready within ${(this.opts.timeoutMs / 1000).toFixed(this.opts.timeoutMs % 1000 ? 1 : 0)} s`);
       await sleep(this.opts.pollMs ?? 50);
     }
   }
