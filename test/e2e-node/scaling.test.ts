@@ -43,9 +43,10 @@ describe('scaling on the real node', { timeout: 1_200_000 }, () => {
     return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   };
   const leader = async (): Promise<ControllerProcess> => {
-    const lease = await kit.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: kit.buildNs, name: 'sless-controller' });
+    const lease = await kit.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: kit.ns, name: 'sless-controller' });
     const holder = lease.spec?.holderIdentity ?? '';
-    const c = kit.controllers.find((p) => holder.includes(`-${p.process.pid}-`));
+    // The kit names each controller (POD_NAME), which is its identity in the Lease.
+    const c = kit.controllers.find((p) => p.name === holder && p.process.exitCode === null);
     assert.ok(c, `the Lease holder ${holder} is one of the test's controllers`);
     return c;
   };

@@ -286,10 +286,11 @@ describe('repositories', () => {
 describe('resolveEndpoint', () => {
   before(() => kit.platform.createFunction(kit.ns, { name: 'svc', runtime: 'nodejs20', timeoutSec: 7 }));
 
-  const deployment = (replicas: number) => ({
+  const deployment = (replicas: number, disabled = false) => ({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'svc', namespace: kit.ns },
+    // The reconciler marks a switched-off Deployment; unmarked at 0, a function is scaled to zero (idle).
+    metadata: { name: 'svc', namespace: kit.ns, ...(disabled ? { annotations: { 'sless.kube5s.ru/http-disabled': 'true' } } : {}) },
     spec: {
       replicas,
       selector: { matchLabels: { app: 'svc' } },
@@ -297,7 +298,7 @@ describe('resolveEndpoint', () => {
     },
   });
 
-  it('answers not-found, then not-ready, then ready at the Service, then disabled', async () => {
+  it('answers not-found, then not-ready, then ready at the Service, then idle at zero, then disabled', async () => {
     assert.deepEqual(await kit.platform.resolveEndpoint(kit.ns, 'nope'), { kind: 'not-found' });
     const pending = await kit.platform.resolveEndpoint(kit.ns, 'svc');
     assert.equal(pending.kind, 'not-ready');
@@ -309,6 +310,8 @@ describe('resolveEndpoint', () => {
     assert.deepEqual(await kit.platform.resolveEndpoint(kit.ns, 'svc'), { kind: 'ready', baseUrl: `http://svc.${kit.ns}.svc.cluster.test:80`, timeoutSec: 7 });
 
     await kit.apps.replaceNamespacedDeployment({ name: 'svc', namespace: kit.ns, body: deployment(0) });
+    assert.deepEqual(await kit.platform.resolveEndpoint(kit.ns, 'svc'), { kind: 'idle', timeoutSec: 7 });
+    await kit.apps.replaceNamespacedDeployment({ name: 'svc', namespace: kit.ns, body: deployment(0, true) });
     assert.deepEqual(await kit.platform.resolveEndpoint(kit.ns, 'svc'), { kind: 'disabled' });
   });
 

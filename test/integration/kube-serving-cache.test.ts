@@ -17,10 +17,11 @@ const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
 const LABELS = { 'app.kubernetes.io/managed-by': 'sless', 'sless.kube5s.ru/function': 'hot' };
 
-const deployment = (namespace: string, replicas: number) => ({
+const deployment = (namespace: string, replicas: number, disabled = false) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
-  metadata: { name: 'hot', namespace, labels: LABELS },
+  // The reconciler marks a switched-off Deployment (an unmarked one at 0 is scaled to zero: idle).
+  metadata: { name: 'hot', namespace, labels: LABELS, ...(disabled ? { annotations: { 'sless.kube5s.ru/http-disabled': 'true' } } : {}) },
   spec: {
     replicas,
     selector: { matchLabels: { app: 'hot' } },
@@ -88,7 +89,7 @@ describe('KubernetesPlatform lookups come from watches', () => {
 
   it('a Function switched off answers disabled as soon as its Deployment scales to 0', async () => {
     await eventually(async () => assert.equal((await platform.resolveEndpoint(ns.name, 'hot')).kind, 'ready'));
-    await apps.replaceNamespacedDeployment({ name: 'hot', namespace: ns.name, body: deployment(ns.name, 0) });
+    await apps.replaceNamespacedDeployment({ name: 'hot', namespace: ns.name, body: deployment(ns.name, 0, true) });
     const t0 = Date.now();
     await eventually(async () => assert.deepEqual(await platform.resolveEndpoint(ns.name, 'hot'), { kind: 'disabled' }), { intervalMs: 10, timeoutMs: 5_000 });
     const ms = Date.now() - t0;

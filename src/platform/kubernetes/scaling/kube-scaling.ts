@@ -28,13 +28,26 @@ export interface KubeScalingOptions {
 }
 
 export class KubeScaling implements FunctionScaling {
+  /** The wake under way per function on this replica: concurrent wakes share it (one write at most). */
+  readonly #waking = new Map<string, Promise<void>>();
+
   constructor(private readonly opts: KubeScalingOptions) {}
 
   requestBegan(namespace: string, name: string): () => void {
     return this.opts.counts.begin(namespace, name);
   }
 
-  async wake(namespace: string, name: string): Promise<void> {
+  wake(namespace: string, name: string): Promise<void> {
+    const key = `${namespace}/${name}`;
+    let p = this.#waking.get(key);
+    if (!p) {
+      p = this.#wakeOnce(namespace, name).finally(() => this.#waking.delete(key));
+      this.#waking.set(key, p);
+    }
+    return p;
+  }
+
+  async #wakeOnce(namespace: string, name: string): Promise<void> {
     const started = performance.now();
     /** The resourceVersion this wake wrote against: written once per zero it sees, not once per poll. */
     let wroteAgainst: string | undefined | null = null;
@@ -64,7 +77,7 @@ export class KubeScaling implements FunctionScaling {
         // 'conflict': another replica (or the leader) wrote first; the watch shows what it wrote.
       }
       const waitedMs = performance.now() - started;
-      if (waitedMs > this.opts.timeoutMs) throw new Error(`no replica became ready within ${Math.round(this.opts.timeoutMs / 1000)} s`);
+      if (waitedMs > this.opts.timeoutMs) throw new Error(`no replica became ready within ${(this.opts.timeoutMs / 1000).toFixed(this.opts.timeoutMs % 1000 ? 1 : 0)} s`);
       await sleep(this.opts.pollMs ?? 50);
     }
   }
