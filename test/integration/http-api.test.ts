@@ -252,6 +252,7 @@ describe('/v1', async () => {
       `GET ${p}/functions/{name}/source`,
       `GET ${p}/functions/{name}/invocations`,
       `GET ${p}/functions/{name}/builds`,
+      `GET ${p}/functions/{name}/logs`,
       `GET ${p}/triggers`,
       `POST ${p}/triggers`,
       `GET ${p}/triggers/{name}`,
@@ -269,7 +270,7 @@ describe('/v1', async () => {
     ]) {
       assert.ok(routes.includes(expected), `missing ${expected}`);
     }
-    assert.equal(routes.length, 24);
+    assert.equal(routes.length, 25);
   });
 
   it('answers unknown routes with the error body, and hands back the request id', async () => {
