@@ -84,6 +84,8 @@ describe('sless logs and invoke on the real node', { timeout: 900_000 }, () => {
       const sorted = [...latencies].sort((a, b) => a - b);
       console.log(`logs -f: ${latencies.length} call markers (pods ${[...pods].join(', ')}); after the call returned: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`);
       assert.ok((sorted.at(-1) ?? 0) < 1000, `every marker within a second: ${latencies.join(', ')} ms`);
+      // A few seconds of ticks from each pod (the calls above take well under one).
+      await eventually(() => assert.ok([...tickDelays.values()].filter((ms) => ms.length >= 10).length === 2, 'ten ticks from each pod'), { timeoutMs: 20_000 });
       const ticks = [...tickDelays].map(([pod, ms]) => ({ pod, n: ms.length, median: [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)], max: Math.max(...ms) }));
       console.log(`logs -f ticks (printed → shown): ${JSON.stringify(ticks)}`);
       assert.equal(ticks.length, 2, `ticks from both pods: ${JSON.stringify(ticks)}`);
