@@ -55,9 +55,10 @@ async function main(): Promise<void> {
     const cli = spawn(process.execPath, [path.join(root, 'bin/sless.js'), 'logs', 'talker', '-f', '--tail', '0'], { env });
     cli.stdout.setEncoding('utf8').on('data', (d: string) => note(arrivals.cli, d));
     // Both connected: a warm-up line seen by each.
-    for (let n = 0; !arrivals.cli.has(n) || !arrivals.http.has(n); n++) {
+    for (let n = 0; ; n++) {
       await call(n);
       await new Promise((r) => setTimeout(r, 200));
+      if (arrivals.cli.has(n) && arrivals.http.has(n)) break;
       if (n > 200) throw new Error('the readers never connected');
     }
     const first = 1000;
