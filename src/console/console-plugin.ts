@@ -14,6 +14,7 @@ import { PlatformError, type Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog } from '../store/types.ts';
 import { visibleFunctions as visibleFilter } from './function-filter.ts';
 import { negotiate, type Answer } from './negotiate.ts';
+import { nameParams, registerFunctionTools } from './function-tools.ts';
 import { functionPage, functionsPage, repositoriesPage, sourceOf, visibleFunction, type FunctionPage, type PageSources } from './page-data.ts';
 import { createRenderer, type LayoutData } from './render.ts';
 import {
@@ -66,13 +67,6 @@ interface NsParams {
   name: string;
 }
 
-const nameParams = {
-  type: 'object',
-  properties: {
-    ns: { type: 'string', maxLength: 63 },
-    name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
-  },
-} as const;
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -258,7 +252,8 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     if (answer === 'text') return text(reply, plainTextListing([page.record]));
     const refreshMs = page.busy ? REFRESH_MS.busy : REFRESH_MS.idle;
     const back = consolePaths.fn(ns, name);
-    return html(reply, render('function', { ...layout(s, ns, name, { nav: 'functions', refreshMs }), ...page, revisions: revisionsView(page.record, revisions), back }));
+    const tabs = { ns, name, current: 'overview', base: consolePaths.fn(ns, name) };
+    return html(reply, render('function', { ...layout(s, ns, name, { nav: 'functions', refreshMs }), ...page, revisions: revisionsView(page.record, revisions), back, tabs }));
   });
 
   app.get('/:ns/source/:name', { schema: { params: nameParams } }, async (request, reply) => {
@@ -356,6 +351,22 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     const back = safeBack(formField(request, 'back'), consolePaths.repositories(ns)).split('?')[0] as string;
     return reply.redirect(`${back}?synced=${name}`, 303);
   });
+
+  // Logs, Invoke and Charts tabs (function-tools.ts).
+  registerFunctionTools(app, {
+    src,
+    render,
+    session: async (request, ns) => toolSession(await session(request, ns)),
+    actingSession: async (request, ns) => toolSession(await actingSession(request, ns)),
+    layout: (s, ns, title) => ({ title, ns, nav: 'functions', session: s }),
+    html,
+    formField,
+    wantsJson,
+  });
+}
+
+function toolSession(s: Session): { csrf: string; admin: boolean } {
+  return { csrf: s.csrf, admin: s.caller.admin };
 }
 
 /** The JSON of a function page: the same shapes as /v1's. */

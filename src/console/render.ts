@@ -6,7 +6,7 @@ import { codeDir } from '../package-root.ts';
 
 export const TEMPLATES_DIR = path.join(codeDir, 'console', 'templates');
 
-export type PageName = 'functions' | 'function' | 'source' | 'repositories' | 'login' | 'error';
+export type PageName = 'functions' | 'function' | 'source' | 'repositories' | 'login' | 'error' | 'logs' | 'invoke' | 'charts';
 
 /** What the layout needs on every page. */
 export interface LayoutData {

@@ -253,6 +253,7 @@ describe('/v1', async () => {
       `GET ${p}/functions/{name}/source`,
       `GET ${p}/functions/{name}/invocations`,
       `GET ${p}/functions/{name}/builds`,
+      `GET ${p}/functions/{name}/logs`,
       `GET ${p}/triggers`,
       `POST ${p}/triggers`,
       `GET ${p}/triggers/{name}`,
@@ -274,7 +275,7 @@ describe('/v1', async () => {
     ]) {
       assert.ok(routes.includes(expected), `missing ${expected}`);
     }
-    assert.equal(routes.length, 28);
+    assert.equal(routes.length, 29);
   });
 
   it('lists revisions, rolls back (pinned), refuses a revision that is not kept with 400, and undoes', async () => {

@@ -58,6 +58,58 @@
     return out;
   }
 
+  // The Logs tab: new lines over server-sent events, and the stream and replica filters.
+  var logList = document.getElementById('log-lines');
+  if (logList && window.EventSource) {
+    var MAX_LINES = 2000;
+    var streamFilter = document.getElementById('stream-filter');
+    var replicaFilter = document.getElementById('replica-filter');
+    var state = document.getElementById('tail-state');
+    var wrap = logList.parentElement;
+    var shown = function (li) {
+      return (!streamFilter.value || li.getAttribute('data-stream') === streamFilter.value) &&
+        (!replicaFilter.value || li.getAttribute('data-replica') === replicaFilter.value);
+    };
+    var filter = function () {
+      Array.prototype.forEach.call(logList.children, function (li) { li.hidden = !shown(li); });
+    };
+    streamFilter.addEventListener('change', filter);
+    replicaFilter.addEventListener('change', filter);
+    var knownReplicas = {};
+    Array.prototype.forEach.call(replicaFilter.options, function (o) { knownReplicas[o.value] = true; });
+    var span = function (cls, text) { var s = document.createElement('span'); s.className = cls; s.textContent = text; return s; };
+    var events = new EventSource(logList.getAttribute('data-events'));
+    events.onopen = function () { state.textContent = 'following new lines'; };
+    events.onerror = function () { state.textContent = 'the live tail was interrupted; reconnecting'; };
+    events.addEventListener('failed', function (e) { state.textContent = 'the live tail failed: ' + JSON.parse(e.data).error; });
+    events.onmessage = function (e) {
+      var l = JSON.parse(e.data);
+      var atBottom = wrap.scrollTop + wrap.clientHeight >= wrap.scrollHeight - 4;
+      var li = document.createElement('li');
+      li.setAttribute('data-stream', l.stream);
+      li.setAttribute('data-replica', l.replica);
+      var time = document.createElement('time');
+      time.setAttribute('datetime', l.time);
+      time.textContent = l.time.slice(11, 23);
+      var code = document.createElement('code');
+      code.textContent = l.line;
+      li.append(time, ' ', span('replica', l.replica), ' ', span('stream-' + l.stream, l.stream), ' ', code);
+      li.hidden = !shown(li);
+      logList.appendChild(li);
+      while (logList.children.length > MAX_LINES) logList.removeChild(logList.firstChild);
+      if (!knownReplicas[l.replica]) {
+        knownReplicas[l.replica] = true;
+        var option = document.createElement('option');
+        option.value = l.replica;
+        option.textContent = l.replica;
+        replicaFilter.appendChild(option);
+      }
+      var none = document.getElementById('no-lines');
+      if (none) none.remove();
+      if (atBottom) wrap.scrollTop = wrap.scrollHeight;
+    };
+  }
+
   var body = document.body;
   var interval = Number(body.getAttribute('data-refresh-ms'));
   if (!interval || !window.fetch || !window.DOMParser) return;

@@ -121,12 +121,15 @@ export class KubeLogs {
     }
     let rest = '';
     const fallback = () => new Date().toISOString();
+    // sinceTime has whole seconds: the lines of that second before `since` are left out here.
+    const since = query.sinceMs;
+    const keep = (line: LogLine) => (since !== undefined && Date.parse(line.time) < since ? Promise.resolve() : onLine(line));
     for await (const chunk of res.body) {
       const parts = (rest + (chunk as Buffer).toString('utf8')).split('\n');
       rest = parts.pop() ?? '';
-      for (const raw of parts) if (raw) await onLine(parseKubeLogLine(raw, pod, fallback()));
+      for (const raw of parts) if (raw) await keep(parseKubeLogLine(raw, pod, fallback()));
     }
-    if (rest) await onLine(parseKubeLogLine(rest, pod, fallback()));
+    if (rest) await keep(parseKubeLogLine(rest, pod, fallback()));
   }
 
   #follow(namespace: string, name: string, first: readonly PodSummary[], resourceVersion: string, query: LogQuery): AsyncIterable<LogLine> {
