@@ -35,7 +35,7 @@ export interface ControllerServerOptions {
   readonly host?: string;
   readonly leaderElection?: Partial<Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewIntervalMs' | 'renewDeadlineMs' | 'name' | 'namespace' | 'identity'>>;
   /** Passed to each Controller this replica starts (e.g. watchNamespace, backoff). */
-  readonly controller?: Partial<Pick<ControllerOptions, 'watchNamespace' | 'backoff' | 'timers'>> & { readonly settings?: Partial<ControllerSettings> };
+  readonly controller?: Partial<Pick<ControllerOptions, 'watchNamespace' | 'backoff' | 'timers' | 'queueRetryDelays'>> & { readonly settings?: Partial<ControllerSettings> };
   readonly store?: ArtifactStore;
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
 }
@@ -94,6 +94,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       functionsPerNamespace: config.maxFunctionsPerNamespace,
       schedulesPerNamespace: config.maxSchedulesPerNamespace,
       jobsPerNamespace: config.maxJobsPerNamespace,
+      queueConsumersPerNamespace: config.maxQueueConsumersPerNamespace,
+      queueInFlightPerNamespace: config.maxQueueInFlightPerNamespace,
       buildsPerNamespace: config.maxBuildsPerNamespace,
       syncShare: config.syncShare,
       maxReplicas: config.maxReplicas,
@@ -203,9 +205,13 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
         store,
         // Only the leader records builds: with several replicas /builds is complete only when they share PostgreSQL.
         buildLog,
+        // Queue deliveries reach functions as /fn does (docs/queues.md), recorded beside /fn's calls.
+        functions: platform,
+        invocationLog: { record: (r) => logs.invocationLog.record(r), list: (ns, fn, limit) => logs.invocationLog.list(ns, fn, limit) },
         ...(options.controller?.watchNamespace || config.watchNamespace ? { watchNamespace: options.controller?.watchNamespace ?? config.watchNamespace } : {}),
         ...(options.controller?.backoff ? { backoff: options.controller.backoff } : {}),
         ...(options.controller?.timers ? { timers: options.controller.timers } : {}),
+        ...(options.controller?.queueRetryDelays ? { queueRetryDelays: options.controller.queueRetryDelays } : {}),
       });
       controller = c;
       await c.start();

@@ -145,7 +145,7 @@ export function manifestFileOf(fn: FunctionRecord, repositories: readonly Reposi
 
 export interface TriggerView {
   readonly name: string;
-  readonly type: 'http' | 'cron';
+  readonly type: TriggerRecord['type'];
   readonly enabled: boolean;
   readonly active: boolean;
   readonly action: string;
