@@ -147,6 +147,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     ...(commitStatus ? { commitStatus: commitStatus.reporter } : {}),
     maxReplicas: config.maxReplicas,
     metrics: createMetrics(registry),
+    ...(config.secretsDir === undefined ? {} : { secretsDir: config.secretsDir }),
   });
   const app = await buildApp({
     platform,

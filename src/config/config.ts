@@ -177,7 +177,7 @@ const devSpecs = {
     schema: z.enum(COMMIT_STATUS_PROVIDERS).optional(),
     describe: 'gitea | github | gitlab (default: from the --repo host)',
   },
-  secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for queue triggers: DIR/<secret>/<key>, one file per key' },
+  secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for env_from_secrets and queue triggers: DIR/<secret>/<key>, one file per key' },
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;
 

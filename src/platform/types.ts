@@ -178,7 +178,11 @@ export type Endpoint =
   /** Scaled to zero (scale.min 0 and idle): /fn holds the call and asks `Platform.scaling.wake`. */
   | { readonly kind: 'idle'; readonly timeoutSec: number }
   | { readonly kind: 'not-found' }
-  | { readonly kind: 'disabled' }
+  /**
+   * http is off: /fn answers 503. A function that still runs for its queue triggers (docs/queues.md)
+   * carries where their deliveries go in `forQueues`.
+   */
+  | { readonly kind: 'disabled'; readonly forQueues?: Endpoint }
   | { readonly kind: 'not-ready'; readonly reason: string };
 
 /** What a webhook needs to know about a repository to verify and route a delivery. */

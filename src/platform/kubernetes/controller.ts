@@ -343,7 +343,8 @@ export class Controller {
 
   private onTrigger(t: TriggerResource): void {
     this.queues.Trigger.add(keyOf(t));
-    if (t.spec?.type === 'http' && t.spec.functionRef) this.queues.Function.add(`${t.metadata?.namespace ?? ''}/${t.spec.functionRef}`);
+    // http and queue Triggers decide whether the function's Deployment runs (a queue-only function runs too).
+    if ((t.spec?.type === 'http' || t.spec?.type === 'queue') && t.spec.functionRef) this.queues.Function.add(`${t.metadata?.namespace ?? ''}/${t.spec.functionRef}`);
   }
 
   private onJob(job: V1Job, e: InformerEvent): void {

@@ -4,6 +4,7 @@ import type { AppsV1Api, V1Deployment } from '@kubernetes/client-node';
 import type { Endpoint } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { serviceBaseUrl } from './objects/function-workload.ts';
+import { ANNOTATIONS } from './objects/meta.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
 import type { SlessObjects } from './sless-objects.ts';
@@ -17,7 +18,8 @@ export interface LoadEndpointDeps {
 /**
  * A function answers when its Deployment has an available replica, whatever its phase: during a
  * rebuild, or after a failed one, the previous image keeps serving. The Function reconciler scales the
- * Deployment to 0 when every http Trigger is disabled, so 0 desired replicas means "disabled". Pure: the
+ * Deployment to 0 when every http Trigger is disabled, so 0 desired replicas means "disabled" (and a
+ * Deployment running only for queue Triggers carries ANNOTATIONS.httpDisabled). Pure: the
  * watches (serving-cache.ts) and the GET fallback below both decide with it.
  */
 export function endpointOf(
@@ -33,10 +35,13 @@ export function endpointOf(
   const state = `${phase}${fn.status?.message ? `: ${fn.status.message}` : ''}`;
   if (!deployment) return { kind: 'not-ready', reason: phase === 'Ready' ? 'its Deployment is not there yet' : state };
   if (deployment.spec?.replicas === 0) return { kind: 'disabled' };
-  if ((deployment.status?.availableReplicas ?? 0) < 1) {
-    return { kind: 'not-ready', reason: phase === 'Ready' ? `0 of ${deployment.spec?.replicas ?? 1} replicas available yet` : state };
-  }
-  return { kind: 'ready', baseUrl: serviceBaseUrl(namespace, name, clusterDomain), timeoutSec };
+  const running: Endpoint =
+    (deployment.status?.availableReplicas ?? 0) < 1
+      ? { kind: 'not-ready', reason: phase === 'Ready' ? `0 of ${deployment.spec?.replicas ?? 1} replicas available yet` : state }
+      : { kind: 'ready', baseUrl: serviceBaseUrl(namespace, name, clusterDomain), timeoutSec };
+  // Running for its queue Triggers only: /fn answers 503, deliveries go where it runs.
+  if (deployment.metadata?.annotations?.[ANNOTATIONS.httpDisabled] === 'true') return { kind: 'disabled', forQueues: running };
+  return running;
 }
 
 /** The same from two GETs: until the watches have listed (the EndpointCache in front of it keeps them rare). */

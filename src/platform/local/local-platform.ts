@@ -6,6 +6,7 @@
 // state.json), local-deployer.ts (deploy a version, apply its outcome), repository-sync.ts (one sync),
 // local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts (triggers and jobs),
 // local-repository.ts (the followed repository).
+import { secretEnvFrom } from './secrets-dir.ts';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
@@ -72,6 +73,8 @@ export interface LocalPlatformOptions {
   readonly metrics?: Metrics;
   /** How often the scaler decides (default 1 s). */
   readonly scaleTickMs?: number;
+  /** `--secrets-dir`: env_from_secrets (and queue credentials) from DIR/<secret>/<key>. */
+  readonly secretsDir?: string;
 }
 
 export class LocalPlatform implements Platform {
@@ -124,6 +127,7 @@ export class LocalPlatform implements Platform {
       preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
       interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
       ...(opts.maxReplicas === undefined ? {} : { maxReplicas: opts.maxReplicas }),
+      ...(opts.secretsDir === undefined ? {} : { secretEnv: (secrets: readonly string[]) => secretEnvFrom(opts.secretsDir, secrets) }),
     });
     this.#scaler = new LocalScaler({
       functions: this.#runner,
@@ -160,6 +164,7 @@ export class LocalPlatform implements Platform {
     this.#deploys = new PQueue({ concurrency: opts.deployConcurrency ?? 4 });
     const sync = (this.#sync = new RepositorySync({
       namespace: opts.namespace,
+      ...(opts.secretsDir === undefined ? {} : { secretsDir: opts.secretsDir }),
       managedBy,
       repository: opts.repository,
       runtimes: opts.runtimes,

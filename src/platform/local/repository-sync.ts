@@ -21,6 +21,8 @@ import type { LocalRuntimes, RepositoryRead, RepositoryReader } from './ports.ts
 export interface RepositorySyncOptions {
   /** Namespace of the repository's functions. */
   readonly namespace: string;
+  /** `--secrets-dir`: env_from_secrets is served from it (else a warning says it is ignored). */
+  readonly secretsDir?: string;
   /** `git:<repo>`: the owner of the repository's functions. */
   readonly managedBy: ManagedBy;
   readonly repository: RepositoryReader;
@@ -150,11 +152,11 @@ export class RepositorySync {
     this.o.jobs.applyHttp(this.o.namespace, m);
     const record = { ...this.#recordOf(e, undefined), message: 'waiting for its turn to build' };
     this.o.table.put({ record, manifest: m, path: e.path });
-    if (m.envFromSecrets.length > 0) this.#warnNoSecrets(m);
+    if (m.envFromSecrets.length > 0 && !this.o.secretsDir) this.#warnNoSecrets(m);
   }
 
   #warnNoSecrets(m: FunctionManifest): void {
-    this.o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored by sless dev: there are no Secrets here`);
+    this.o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored: sless dev reads secrets from --secrets-dir DIR (DIR/<secret>/<key>)`);
   }
 
   async #syncFunction(read: RepositoryRead, e: FunctionEntry): Promise<DeployOutcome> {
@@ -169,7 +171,7 @@ export class RepositorySync {
     }
     o.jobs.applyHttp(ns, m);
     const record = this.#recordOf(e, existing);
-    if (m.envFromSecrets.length > 0 && !existing) this.#warnNoSecrets(m);
+    if (m.envFromSecrets.length > 0 && !existing && !o.secretsDir) this.#warnNoSecrets(m);
     o.table.put({ record, buildKey: existing?.buildKey, manifest: m, path: e.path });
     const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));
     o.jobs.applyManifest(ns, m);

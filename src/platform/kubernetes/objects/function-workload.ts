@@ -4,7 +4,7 @@ import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/c
 import type { ControllerSettings } from '../settings.ts';
 import { CRD_SPEC_DEFAULTS } from './crd-defaults.ts';
 import { envOf } from '../records.ts';
-import { controllerRef, functionLabels, LABELS } from './meta.ts';
+import { ANNOTATIONS, controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
 import { compactScale, resolveScale } from '../../../manifest/scale-spec.ts';
 
@@ -18,8 +18,10 @@ export const STARTUP_PROBE = { periodSeconds: 1, timeoutSeconds: 2, failureThres
 
 export interface WorkloadOptions {
   readonly imageRef: string;
-  /** false scales the Deployment to 0 (docs/contract.md §1 http.enabled). */
+  /** false scales the Deployment to 0 (docs/contract.md §1 http.enabled), unless it runs for queues. */
   readonly httpEnabled: boolean;
+  /** The function has enabled queue Triggers: it runs with http off, marked so /fn still answers 503 (docs/queues.md). */
+  readonly forQueues?: boolean;
 }
 
 function nameAndNamespace(fn: FunctionResource): { name: string; namespace: string } {
@@ -118,9 +120,15 @@ export function functionDeployment(
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace, labels, ownerReferences: [controllerRef(fn, 'Function')] },
+    metadata: {
+      name,
+      namespace,
+      labels,
+      ...(!opts.httpEnabled && opts.forQueues ? { annotations: { [ANNOTATIONS.httpDisabled]: 'true' } } : {}),
+      ownerReferences: [controllerRef(fn, 'Function')],
+    },
     spec: {
-      replicas: opts.httpEnabled ? staticReplicas(fn) : 0,
+      replicas: opts.httpEnabled || opts.forQueues ? staticReplicas(fn) : 0,
       revisionHistoryLimit: 3,
       selector: { matchLabels: selector },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },

@@ -31,6 +31,8 @@ export const ANNOTATIONS = {
   clientTrigger: `${GROUP}/client-trigger`,
   /** Hash of the form we last applied to an owned workload (objects/drift.ts stamped/upToDate). */
   appliedHash: `${GROUP}/applied-hash`,
+  /** On the Deployment of a function that runs only for its queue Triggers: /fn answers 503 (load-endpoint.ts). */
+  httpDisabled: `${GROUP}/http-disabled`,
 } as const;
 
 export interface ObjectRef {

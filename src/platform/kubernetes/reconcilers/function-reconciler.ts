@@ -41,6 +41,11 @@ export function httpEnabled(ctx: Pick<ReconcileContext, 'caches'>, namespace: st
   return httpEnabledFrom(select(ctx.caches.triggers, namespace, 'functionRef', `${namespace}/${name}`), name);
 }
 
+/** Whether the function has an enabled queue Trigger: it then runs with http off too (docs/queues.md). */
+export function hasQueueTriggers(ctx: Pick<ReconcileContext, 'caches'>, namespace: string, name: string): boolean {
+  return select(ctx.caches.triggers, namespace, 'functionRef', `${namespace}/${name}`).some((t) => t.spec?.type === 'queue' && t.spec.enabled !== false);
+}
+
 export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn: FunctionResource): string | undefined {
   const spec = fn.spec;
   // A Function of the old system has its context in S3 but no codeHash: the object's address stands in.
@@ -229,7 +234,7 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     const { namespace, name } = splitKey(key);
     const liveDeployment = ctx.caches.deployments.get(name, namespace);
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
-    const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name) }), liveDeployment);
+    const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: httpEnabled(ctx, namespace, name), forQueues: hasQueueTriggers(ctx, namespace, name) }), liveDeployment);
     await this.applyService(fn);
     if (!deployment.applied) return { hash: deployment.hash };
     const newForm = liveDeployment?.metadata?.annotations?.[ANNOTATIONS.appliedHash] !== deployment.hash;

@@ -1,0 +1,29 @@
+// A queue-only function (http.enabled: false beside queue Triggers, docs/queues.md): its Deployment
+// runs, marked so that /fn still answers "disabled" while queue deliveries find where it runs.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { endpointOf } from './load-endpoint.ts';
+import { functionDeployment } from './objects/function-workload.ts';
+import { ANNOTATIONS } from './objects/meta.ts';
+import { fn, settings } from './objects/test-fixtures.ts';
+
+const available = <T extends { status?: object }>(d: T): T => ({ ...d, status: { availableReplicas: 1 } });
+
+describe('a function with http off and queue Triggers', () => {
+  it('runs: its Deployment keeps its replicas and carries the http-disabled mark', () => {
+    const dep = functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false, forQueues: true });
+    assert.equal(dep.spec?.replicas, 1);
+    assert.equal(dep.metadata?.annotations?.[ANNOTATIONS.httpDisabled], 'true');
+    assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: true, forQueues: true }).metadata?.annotations, undefined);
+    assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false }).spec?.replicas, 0);
+  });
+
+  it('is "disabled" for /fn, with the running endpoint for queue deliveries', () => {
+    const dep = available(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false, forQueues: true }));
+    const endpoint = endpointOf(fn, dep, 'shop', 'hello', 'cluster.local');
+    assert.equal(endpoint.kind, 'disabled');
+    assert.equal(endpoint.kind === 'disabled' && endpoint.forQueues?.kind, 'ready');
+    const off = endpointOf(fn, functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false }), 'shop', 'hello', 'cluster.local');
+    assert.deepEqual(off, { kind: 'disabled' });
+  });
+});
