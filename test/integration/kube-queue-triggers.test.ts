@@ -172,7 +172,7 @@ describe('queue Triggers on Kubernetes', { skip: amqpUrl ? false : 'needs the ra
     assert.deepEqual([listed.json?.lag, listed.json?.in_flight, listed.json?.dead_lettered], [0, 0, 0]);
   });
 
-  it('an unknown Secret stalls the Trigger with the reason; a missing queue with declare: false too', async () => {
+  it('an unknown Secret, or one the platform keeps, stalls the Trigger with the reason; a missing queue with declare: false too', async () => {
     assert.equal((await v1('POST', '/triggers', queueTrigger('nosecret', { queue: 'k-orders', secret: 'nope' }))).status, 201);
     await eventually(async () => {
       const c = await ready('nosecret');
@@ -185,6 +185,18 @@ describe('queue Triggers on Kubernetes', { skip: amqpUrl ? false : 'needs the ra
       assert.equal(c?.reason, 'QueueNotFound');
       assert.match(c?.message ?? '', /k-missing.*does not exist/);
     }, { timeoutMs: 20_000 });
+    // Repository credentials stay with the platform (the env_from_secrets rules).
+    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'repo-creds' }, type: 'sless.kube5s.ru/git-credentials', stringData: { username: 'guest', password: 'guest' } },
+    });
+    assert.equal((await v1('POST', '/triggers', queueTrigger('gitsecret', { queue: 'k-orders', secret: 'repo-creds' }))).status, 201);
+    await eventually(async () => {
+      const c = await ready('gitsecret');
+      assert.equal(c?.reason, 'SecretNotAllowed');
+      assert.match(c?.message ?? '', /spec\.queue\.secret: Secret .*repo-creds has type sless\.kube5s\.ru\/git-credentials/);
+    });
+    assert.equal((await v1('DELETE', '/triggers/gitsecret')).status, 204);
     assert.equal((await v1('DELETE', '/triggers/nosecret')).status, 204);
     assert.equal((await v1('DELETE', '/triggers/noqueue')).status, 204);
   });

@@ -8,13 +8,21 @@ import type { FunctionResource, TriggerResource, TriggerStatus } from '../object
 import type { Reconciled } from './reconcile-object.ts';
 import type { ReconcileContext } from './reconcile-context.ts';
 import type { KubeQueueConsumers } from '../queue-consumers.ts';
+import { envSecretProblem } from '../../tenant-rules.ts';
 
 /** How often a queue Trigger's status takes the consumer's readings (the consumer reads the queue every 5 s). */
 export const QUEUE_STATUS_INTERVAL_MS = 10_000;
 /** A Trigger that cannot run (no Secret, over the namespace's cap) looks again this often. */
 const QUEUE_RETRY_MS = 30_000;
 
-class SecretRefused extends Error {}
+class SecretRefused extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Why a Secret cannot serve as a queue trigger's credentials (pure): missing, or without a key. */
 export function credentialsFromSecret(namespace: string, name: string, secret: { data: Record<string, string> } | undefined): QueueCredentials | string {
@@ -36,7 +44,7 @@ export function queueOutcome(status: ConsumerStatus | undefined, queue: string, 
 }
 
 export async function queueTriggerSteps(
-  ctx: Pick<ReconcileContext, 'kube'> & { readonly queues?: KubeQueueConsumers },
+  ctx: Pick<ReconcileContext, 'kube' | 'settings'> & { readonly queues?: KubeQueueConsumers },
   trigger: TriggerResource,
   key: string,
   namespace: string,
@@ -59,13 +67,18 @@ export async function queueTriggerSteps(
   try {
     result = await queues.ensure(key, target, async () => {
       if (secretName === undefined) return undefined;
-      const got = credentialsFromSecret(namespace, secretName, await ctx.kube.readSecret(namespace, secretName));
-      if (typeof got === 'string') throw new SecretRefused(got);
+      const secret = await ctx.kube.readSecret(namespace, secretName);
+      // The env_from_secrets rules: only an application Secret of the Trigger's own namespace.
+      const platformNames = [ctx.settings.registrySecretName, ...ctx.settings.imagePullSecrets];
+      const refused = envSecretProblem(namespace, secretName, secret && { type: secret.type }, platformNames);
+      if (refused) throw new SecretRefused(refused.reason, refused.message.replace(/^env_from_secrets: /, 'spec.queue.secret: '));
+      const got = credentialsFromSecret(namespace, secretName, secret);
+      if (typeof got === 'string') throw new SecretRefused('SecretNotFound', got);
       return got;
     });
   } catch (err) {
     if (!(err instanceof SecretRefused)) throw err;
-    return { outcome: { kind: 'stalled', reason: 'SecretNotFound', message: err.message }, status: { active: false, queueStats: null }, requeueAfterMs: QUEUE_RETRY_MS };
+    return { outcome: { kind: 'stalled', reason: err.reason, message: err.message }, status: { active: false, queueStats: null }, requeueAfterMs: QUEUE_RETRY_MS };
   }
   if (result.kind === 'refused') return { outcome: { kind: 'stalled', reason: result.reason, message: result.message }, status: { active: false, queueStats: null }, requeueAfterMs: QUEUE_RETRY_MS };
   const s = result.status;
