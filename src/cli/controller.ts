@@ -15,6 +15,7 @@ import { startMetricsServer, type MetricsServer } from '../http/metrics-server.t
 import { createMetrics } from '../metrics/metrics.ts';
 import { Controller, s3StoreOf, type ControllerOptions } from '../platform/kubernetes/controller.ts';
 import { KubernetesPlatform } from '../platform/kubernetes/kubernetes-platform.ts';
+import type { Platform } from '../platform/types.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../platform/kubernetes/leader-election.ts';
 import { gatedKubeConfig } from '../platform/kubernetes/write-gate.ts';
 import type { ControllerLogger } from '../platform/kubernetes/reconcilers/reconcile-context.ts';
@@ -38,11 +39,16 @@ export interface ControllerServerOptions {
   readonly host?: string;
   readonly leaderElection?: Partial<Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewIntervalMs' | 'renewDeadlineMs' | 'name' | 'namespace' | 'identity'>>;
   /** Passed to each Controller this replica starts (e.g. watchNamespace, backoff). */
-  readonly controller?: Partial<Pick<ControllerOptions, 'watchNamespace' | 'backoff' | 'timers'>> & { readonly settings?: Partial<ControllerSettings> };
+  readonly controller?: Partial<Pick<ControllerOptions, 'watchNamespace' | 'backoff' | 'timers' | 'queueRetryDelays'>> & { readonly settings?: Partial<ControllerSettings> };
   readonly store?: ArtifactStore;
   readonly endpointTtl?: { readonly readyMs?: number; readonly otherMs?: number };
   /** The leader's autoscaler: its tick, and where it finds the other replicas when not in a cluster (tests). */
   readonly scaling?: Pick<AutoscalerStartOptions, 'tickMs' | 'peers'>;
+  /**
+   * Wraps how queue deliveries reach functions (default: the platform itself). Integration tests, which
+   * have no pods, keep the platform's resolution and send the ready answer's calls to a local server.
+   */
+  readonly reachFunctions?: (platform: KubernetesPlatform) => Pick<Platform, 'resolveEndpoint' | 'scaling'>;
 }
 
 export interface ControllerServer {
@@ -101,6 +107,8 @@ export function controllerSettings(config: ControllerConfig): ControllerSettings
       functionsPerNamespace: config.maxFunctionsPerNamespace,
       schedulesPerNamespace: config.maxSchedulesPerNamespace,
       jobsPerNamespace: config.maxJobsPerNamespace,
+      queueConsumersPerNamespace: config.maxQueueConsumersPerNamespace,
+      queueInFlightPerNamespace: config.maxQueueInFlightPerNamespace,
       buildsPerNamespace: config.maxBuildsPerNamespace,
       syncShare: config.syncShare,
       maxReplicas: config.maxReplicas,
@@ -213,9 +221,13 @@ export async function startControllerServer(config: ControllerConfig, io: Comman
         store,
         // Only the leader records builds: with several replicas /builds is complete only when they share PostgreSQL.
         buildLog,
+        // Queue deliveries reach functions as /fn does (docs/queues.md), recorded beside /fn's calls.
+        functions: options.reachFunctions ? options.reachFunctions(platform) : platform,
+        invocationLog: { record: (r) => logs.invocationLog.record(r), list: (ns, fn, limit) => logs.invocationLog.list(ns, fn, limit) },
         ...(options.controller?.watchNamespace || config.watchNamespace ? { watchNamespace: options.controller?.watchNamespace ?? config.watchNamespace } : {}),
         ...(options.controller?.backoff ? { backoff: options.controller.backoff } : {}),
         ...(options.controller?.timers ? { timers: options.controller.timers } : {}),
+        ...(options.controller?.queueRetryDelays ? { queueRetryDelays: options.controller.queueRetryDelays } : {}),
       });
       controller = c;
       await c.start();

@@ -168,6 +168,7 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
     ...(previews ? { previews } : {}),
     maxReplicas: config.maxReplicas,
     metrics: createMetrics(registry),
+    ...(config.secretsDir === undefined ? {} : { secretsDir: config.secretsDir }),
   });
   const app = await buildApp({
     platform,

@@ -204,7 +204,7 @@ const devSpecs = {
     schema: z.coerce.number().int().min(0).default(PREVIEW_DEFAULTS.maxOpen),
     describe: 'open previews at most; the next pull request is refused with a commit status',
   },
-  secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for queue triggers: DIR/<secret>/<key>, one file per key' },
+  secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for env_from_secrets and queue triggers: DIR/<secret>/<key>, one file per key' },
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;
 

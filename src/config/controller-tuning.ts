@@ -6,6 +6,8 @@ import {
   DEFAULT_BUILDS_PER_NAMESPACE,
   DEFAULT_FUNCTIONS_PER_NAMESPACE,
   DEFAULT_JOBS_PER_NAMESPACE,
+  DEFAULT_QUEUE_CONSUMERS_PER_NAMESPACE,
+  DEFAULT_QUEUE_IN_FLIGHT_PER_NAMESPACE,
   DEFAULT_SCHEDULES_PER_NAMESPACE,
   DEFAULT_SYNC_CONCURRENCY,
   DEFAULT_APPLY_CONCURRENCY,
@@ -89,6 +91,18 @@ export const controllerTuningSpecs = {
     schema: positive,
     default: DEFAULT_JOBS_PER_NAMESPACE,
     describe: 'most jobs (FunctionJobs) one namespace may hold, git and /v1 together',
+  },
+  maxQueueConsumersPerNamespace: {
+    env: 'SLESS_MAX_QUEUE_CONSUMERS_PER_NAMESPACE',
+    schema: positive,
+    default: DEFAULT_QUEUE_CONSUMERS_PER_NAMESPACE,
+    describe: 'most queue consumers (enabled queue Triggers) the leader runs for one namespace; the rest are Stalled',
+  },
+  maxQueueInFlightPerNamespace: {
+    env: 'SLESS_MAX_QUEUE_IN_FLIGHT_PER_NAMESPACE',
+    schema: positive,
+    default: DEFAULT_QUEUE_IN_FLIGHT_PER_NAMESPACE,
+    describe: "most queue messages of one namespace being delivered at once, all its consumers together (also caps each trigger's prefetch)",
   },
   maxSyncsPerNamespace: {
     env: 'SLESS_MAX_SYNCS_PER_NAMESPACE',

@@ -236,6 +236,19 @@ describe('a function’s pages', () => {
     const text = await app.inject({ url: `/funcs/${NS}/source/hello`, headers: cookie() });
     assert.match(text.body, /^==> handler\.js <==\nexports\.handle/);
   });
+  it('lists queue triggers with their lag, in-flight and dead-letter counts (a disabled one says so)', async () => {
+    await platform.createTrigger(NS, { name: 'hello-queue-orders', type: 'queue', functionRef: 'hello', queue: { url: 'amqp://rabbit:5672/%2f', queue: 'orders' } });
+    const made = await platform.getTrigger(NS, 'hello-queue-orders');
+    platform.triggers.set(`${NS}/hello-queue-orders`, { ...made, queueStats: { lag: 42, inFlight: 7, deadLettered: 3 } });
+    await platform.createTrigger(NS, { name: 'hello-queue-audit', type: 'queue', functionRef: 'hello', queue: { url: 'amqp://rabbit:5672/%2f', queue: 'audit' }, enabled: false });
+    const res = await app.inject({ url: `/funcs/${NS}/functions/hello`, headers: { ...cookie(), ...browser } });
+    assert.equal(res.statusCode, 200);
+    const row = (name: string) => /<tr data-queue="[^"]+">[\s\S]*?<\/tr>/g.exec(res.body.slice(res.body.indexOf(`data-queue="${name}"`) - 20))?.[0] ?? '';
+    const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+    assert.equal(text(row('hello-queue-orders')), 'hello-queue-orders orders amqp://rabbit:5672/%2f 42 7 3');
+    assert.equal(text(row('hello-queue-audit')), 'hello-queue-audit audit amqp://rabbit:5672/%2f disabled');
+    for (const name of ['hello-queue-orders', 'hello-queue-audit']) await platform.deleteTrigger(NS, name);
+  });
   it('hides excluded functions entirely', async () => {
     assert.equal((await app.inject({ url: `/funcs/${NS}/functions/internal-metrics`, headers: cookie() })).statusCode, 404);
     assert.equal((await app.inject({ url: `/funcs/${NS}/source/internal-metrics`, headers: cookie() })).statusCode, 404);

@@ -90,6 +90,8 @@ export interface FunctionPage {
   readonly manifest?: { repository: string; url?: string; file: string };
   readonly triggers: TriggerView[];
   readonly schedules: TriggerView[];
+  /** Queue triggers, with their last readings (lag, in flight, dead letters). */
+  readonly queues: TriggerView[];
   readonly jobs: JobView[];
   readonly invocations: InvocationView[];
   readonly builds: BuildView[];
@@ -132,6 +134,7 @@ export async function functionPage(src: PageSources, ns: string, name: string): 
     manifest,
     triggers: own,
     schedules: own.filter((t) => t.type === 'cron'),
+    queues: own.filter((t) => t.type === 'queue'),
     jobs: ownJobs.map((j) => jobView(j)),
     invocations: invocations.map((i) => invocationView(i)),
     builds: builds.map((b) => buildView(b)),

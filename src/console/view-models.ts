@@ -145,7 +145,7 @@ export function manifestFileOf(fn: FunctionRecord, repositories: readonly Reposi
 
 export interface TriggerView {
   readonly name: string;
-  readonly type: 'http' | 'cron';
+  readonly type: TriggerRecord['type'];
   readonly enabled: boolean;
   readonly active: boolean;
   readonly action: string;
@@ -156,6 +156,8 @@ export interface TriggerView {
   readonly nextRun?: TimeView;
   readonly lastRun?: TimeView;
   readonly url?: string;
+  /** Type queue: the queue consumed and its broker, and the last readings (absent: not read yet). */
+  readonly queue?: { readonly name: string; readonly url: string; readonly lag?: number; readonly inFlight?: number; readonly deadLettered?: number };
 }
 
 export function nextRunOf(schedule: string | undefined, timezone: string | undefined, now: number): string | undefined {
@@ -183,7 +185,7 @@ export function triggerView(t: TriggerRecord, manifest: { repository: string; fi
           gitOwned: {
             repository: owner.repository ?? '',
             file: manifest?.file ?? 'function.yaml',
-            key: t.type === 'http' ? 'http.enabled' : 'schedules',
+            key: t.type === 'http' ? 'http.enabled' : t.type === 'queue' ? 'queues' : 'schedules',
           },
         }
       : {}),
@@ -192,6 +194,7 @@ export function triggerView(t: TriggerRecord, manifest: { repository: string; fi
     nextRun: t.type === 'cron' && t.enabled ? timeView(nextRunOf(t.schedule, t.timezone, now)) : undefined,
     lastRun: timeView(t.lastScheduleTime),
     url: t.url,
+    ...(t.queue ? { queue: { name: t.queue.queue, url: t.queue.url, ...t.queueStats } } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import type {
   RepositoryRecord,
   TriggerInput,
   TriggerRecord,
+  TriggerType,
 } from '../platform/types.ts';
 import type { BuildRecord, InvocationRecord } from '../store/types.ts';
 import { resolveScale, scaleProblems } from '../manifest/scale-spec.ts';
@@ -133,11 +134,12 @@ export function functionJson(f: FunctionRecord, cap?: number) {
 
 export interface TriggerBody {
   name: string;
-  type: 'http' | 'cron';
+  type: TriggerType;
   function_ref: string;
   schedule?: string;
   timezone?: string;
   event_json?: string;
+  queue?: { url: string; secret?: string; queue: string; declare?: boolean; prefetch?: number; retries?: number; dead_letter?: string };
   enabled?: boolean;
 }
 
@@ -149,6 +151,19 @@ export function triggerInput(body: TriggerBody): TriggerInput {
     schedule: body.schedule,
     timezone: body.timezone,
     eventJson: checkedEvent(body.event_json),
+    ...(body.queue
+      ? {
+          queue: {
+            url: body.queue.url,
+            queue: body.queue.queue,
+            ...(body.queue.secret === undefined ? {} : { secret: body.queue.secret }),
+            ...(body.queue.declare === undefined ? {} : { declare: body.queue.declare }),
+            ...(body.queue.prefetch === undefined ? {} : { prefetch: body.queue.prefetch }),
+            ...(body.queue.retries === undefined ? {} : { retries: body.queue.retries }),
+            ...(body.queue.dead_letter === undefined ? {} : { deadLetter: body.queue.dead_letter }),
+          },
+        }
+      : {}),
     enabled: body.enabled,
   };
 }
@@ -165,6 +180,18 @@ export function triggerJson(t: TriggerRecord) {
     active: t.active,
     url: t.url,
     last_schedule_time: t.lastScheduleTime,
+    queue: t.queue && {
+      url: t.queue.url,
+      secret: t.queue.secret,
+      queue: t.queue.queue,
+      declare: t.queue.declare,
+      prefetch: t.queue.prefetch,
+      retries: t.queue.retries,
+      dead_letter: t.queue.deadLetter,
+    },
+    lag: t.queueStats?.lag,
+    in_flight: t.queueStats?.inFlight,
+    dead_lettered: t.queueStats?.deadLettered,
     managed_by: t.managedBy,
   };
 }

@@ -1,6 +1,7 @@
 // JSON schemas of /v1 (docs/contract.md §3): snake_case, strict inputs (additionalProperties: false),
 // and output schemas that fastify also uses to serialize, so nothing undeclared (like credentials)
 // can ever leak into a response. The same objects feed /v1/openapi.json.
+import { QUEUE_DEFAULTS } from '../manifest/defaults.ts';
 import { RUNTIMES } from '../manifest/types.ts';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -94,17 +95,37 @@ export const functionSchema = {
   },
 } as const;
 
+const queueName = { type: 'string', minLength: 1, maxLength: 235 } as const;
+
+/** A queue trigger's settings (the fields of function.yaml `queues:`; docs/queues.md). */
+const queueSettingsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'queue'],
+  description: 'type queue only: the RabbitMQ queue consumed, one call of the function per message (docs/queues.md)',
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'amqp://host:5672/vhost or amqps://...; refused when it carries credentials' },
+    secret: { ...label(253), description: 'a Secret in the namespace with the keys username and password' },
+    queue: { ...queueName, description: 'the queue consumed; it must exist unless declare is true' },
+    declare: { type: 'boolean', description: `true: sless declares the queue and its dead-letter queue (default ${String(QUEUE_DEFAULTS.declare)})` },
+    prefetch: { type: 'integer', minimum: 1, maximum: QUEUE_DEFAULTS.maxPrefetch, description: `messages in flight per consumer (default ${QUEUE_DEFAULTS.prefetch})` },
+    retries: { type: 'integer', minimum: 0, maximum: QUEUE_DEFAULTS.maxRetries, description: `calls after the first before dead-lettering (default ${QUEUE_DEFAULTS.retries})` },
+    dead_letter: { ...queueName, description: `where failed messages go (default <queue>${QUEUE_DEFAULTS.deadLetterSuffix})` },
+  },
+} as const;
+
 export const triggerCreateSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'type', 'function_ref'],
   properties: {
     name: label(63),
-    type: { type: 'string', enum: ['http', 'cron'] },
+    type: { type: 'string', enum: ['http', 'cron', 'queue'] },
     function_ref: label(53),
     schedule: { type: 'string', minLength: 1, maxLength: 100 },
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
     event_json: { type: 'string', description: 'JSON text handed to the handler as its event (nested at most 64 levels)' },
+    queue: queueSettingsSchema,
     enabled: bool,
   },
 } as const;
@@ -129,6 +150,13 @@ export const triggerSchema = {
     active: bool,
     url: str,
     last_schedule_time: time,
+    queue: {
+      type: 'object',
+      properties: { url: str, secret: str, queue: str, declare: bool, prefetch: int, retries: int, dead_letter: str },
+    },
+    lag: { type: 'integer', description: 'type queue: ready messages in the queue at the last reading' },
+    in_flight: { type: 'integer', description: 'type queue: messages handed to the function and not yet settled' },
+    dead_lettered: { type: 'integer', description: 'type queue: messages in the dead-letter queue at the last reading' },
     managed_by: managedBy,
   },
 } as const;

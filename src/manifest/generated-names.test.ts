@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cronTriggerName, dnsLabel, functionJobName, httpTriggerName } from './generated-names.ts';
+import { cronTriggerName, dnsLabel, functionJobName, httpTriggerName, queueTriggerName } from './generated-names.ts';
 
 describe('names of what schedules and jobs become', () => {
-  it('are <fn>-http, <fn>-cron-<schedule> and <fn>-<job>', () => {
+  it('are <fn>-http, <fn>-cron-<schedule>, <fn>-queue-<trigger> and <fn>-<job>', () => {
     assert.equal(httpTriggerName('hello'), 'hello-http');
+    assert.equal(queueTriggerName('hello', 'orders'), 'hello-queue-orders');
     assert.equal(cronTriggerName('hello', 'nightly'), 'hello-cron-nightly');
     assert.equal(functionJobName('hello', 'seed'), 'hello-seed');
   });

@@ -27,6 +27,10 @@ export function cronTriggerName(fn: string, schedule: string): string {
   return dnsLabel([fn, 'cron', schedule]);
 }
 
+export function queueTriggerName(fn: string, trigger: string): string {
+  return dnsLabel([fn, 'queue', trigger]);
+}
+
 export function functionJobName(fn: string, job: string): string {
   return dnsLabel([fn, job]);
 }

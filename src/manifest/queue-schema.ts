@@ -1,7 +1,7 @@
 // The `queues:` entries of function.yaml (issue 34): one RabbitMQ queue consumed per entry, each
 // message one call of the function. The rules a user sees live here; the defaults in defaults.ts.
 import { z } from 'zod';
-import type { QueueTriggerSpec } from './types.ts';
+import type { QueueSettings, QueueTriggerSpec } from './types.ts';
 import { QUEUE_DEFAULTS } from './defaults.ts';
 import { checkedString, dnsLabel, secretName } from './patterns.ts';
 
@@ -83,4 +83,49 @@ export function queueEntryProblems(item: Record<string, unknown>): Array<{ key: 
     return [{ key: 'dead_letter', message: `is the consumed queue "${queue}" itself; a failed message would come straight back` }];
   }
   return [];
+}
+
+/** A queue trigger's settings as /v1 takes them (snake-case mapping done by the caller): what is left out gets the defaults. */
+export interface QueueSettingsLike {
+  readonly url: string;
+  readonly queue: string;
+  readonly secret?: string | undefined;
+  readonly declare?: boolean | undefined;
+  readonly prefetch?: number | undefined;
+  readonly retries?: number | undefined;
+  readonly deadLetter?: string | undefined;
+}
+
+/** The settings with every default filled in (the same defaults as function.yaml's `queues:`). */
+export function queueSettingsOf(q: QueueSettingsLike): QueueSettings {
+  return {
+    url: q.url,
+    ...(q.secret === undefined ? {} : { secret: q.secret }),
+    queue: q.queue,
+    declare: q.declare ?? QUEUE_DEFAULTS.declare,
+    prefetch: q.prefetch ?? QUEUE_DEFAULTS.prefetch,
+    retries: q.retries ?? QUEUE_DEFAULTS.retries,
+    deadLetter: q.deadLetter ?? `${q.queue}${QUEUE_DEFAULTS.deadLetterSuffix}`,
+  };
+}
+
+/** Why queue settings from outside function.yaml (/v1, a Trigger) cannot be taken, or undefined; the same rules as `queues:`. */
+export function queueSettingsProblem(q: QueueSettingsLike): string | undefined {
+  const url = checkQueueUrl(q.url);
+  if (url) return `queue.url: ${url}`;
+  const name = checkQueueName(q.queue);
+  if (name) return `queue.queue: ${name}`;
+  if (q.deadLetter !== undefined) {
+    const dead = checkQueueName(q.deadLetter);
+    if (dead) return `queue.dead_letter: ${dead}`;
+  }
+  const settings = queueSettingsOf(q);
+  if (settings.deadLetter === settings.queue) return `queue.dead_letter: is the consumed queue "${settings.queue}" itself; a failed message would come straight back`;
+  if (!Number.isInteger(settings.prefetch) || settings.prefetch < 1 || settings.prefetch > QUEUE_DEFAULTS.maxPrefetch) {
+    return `queue.prefetch: must be a whole number from 1 to ${QUEUE_DEFAULTS.maxPrefetch} (0 would hand the consumer every message at once)`;
+  }
+  if (!Number.isInteger(settings.retries) || settings.retries < 0 || settings.retries > QUEUE_DEFAULTS.maxRetries) {
+    return `queue.retries: must be a whole number from 0 to ${QUEUE_DEFAULTS.maxRetries}`;
+  }
+  return undefined;
 }

@@ -31,6 +31,9 @@ export interface QueueTriggerSpec {
   readonly deadLetter: string;
 }
 
+/** A queue trigger's settings apart from its name (Trigger spec.queue, /v1 `queue`). */
+export type QueueSettings = Omit<QueueTriggerSpec, 'name'>;
+
 export interface FunctionManifest {
   readonly name: string;
   readonly runtime: Runtime;

@@ -83,6 +83,8 @@ export const TRIGGER_REASONS = [
   ...EVERY_KIND,
   ...FUNCTION_REF,
   'WaitingForFunction', 'Enabled', 'Disabled', 'Scheduled',
+  // A queue Trigger's consumer (kubernetes/reconcilers/queue-trigger-step.ts).
+  'Connecting', 'Consuming', 'QueueNotFound', 'LoginRefused', 'InvalidSpec', 'QueuesUnavailable', 'QueueConsumerLimit',
   // A thrown error, retried with backoff.
   'ApplyFailed',
 ] as const;

@@ -1,6 +1,7 @@
 // Rules both platforms (and the test MemoryPlatform) apply the same way, so a client sees one behaviour.
 import { checkCron, checkTimezone } from '../manifest/check-cron.ts';
 import { httpTriggerName } from '../manifest/generated-names.ts';
+import { queueSettingsProblem } from '../manifest/queue-schema.ts';
 import type { TriggerInput } from './types.ts';
 
 /**
@@ -15,7 +16,13 @@ export function servesHttp(httpTriggersEnabled: readonly boolean[]): boolean {
  * Why a trigger input cannot be taken (undefined when it can): a cron trigger needs a schedule both
  * Kubernetes CronJobs and croner accept, and an IANA time zone if it names one (the function.yaml rule).
  */
-export function triggerInputProblem(input: Pick<TriggerInput, 'name' | 'type' | 'schedule' | 'timezone'>): string | undefined {
+export function triggerInputProblem(input: Pick<TriggerInput, 'name' | 'type' | 'schedule' | 'timezone' | 'queue'>): string | undefined {
+  if (input.type === 'queue') {
+    if (!input.queue) return `queue trigger ${input.name} needs queue: {url, queue}, e.g. {"url": "amqp://rabbitmq:5672/%2f", "queue": "orders"}`;
+    const problem = queueSettingsProblem(input.queue);
+    return problem ? `trigger ${input.name}: ${problem}` : undefined;
+  }
+  if (input.queue) return `trigger ${input.name}: queue belongs to type queue only`;
   if (input.type !== 'cron') return undefined;
   if (!input.schedule) return `cron trigger ${input.name} needs a schedule, e.g. "0 3 * * *"`;
   const problem = checkCron(input.schedule) ?? (input.timezone ? checkTimezone(input.timezone) : undefined);

@@ -1,6 +1,6 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
-import type { QueueTriggerSpec, Runtime, ScaleInput } from '../manifest/types.ts';
+import type { QueueSettings, QueueTriggerSpec, Runtime, ScaleInput } from '../manifest/types.ts';
 import type { PreviewFunctionState } from '../preview/preview-plan.ts';
 import type { CodeFile, FileMode } from '../source/types.ts';
 import type { PullRequestEvent } from '../webhook/pull-request.ts';
@@ -73,10 +73,22 @@ export interface FunctionInput {
   readonly scale?: ScaleInput;
 }
 
+export type TriggerType = 'http' | 'cron' | 'queue';
+
+/** A queue trigger's consumer as last read (refreshed every few seconds, not per message). */
+export interface QueueStats {
+  /** Ready messages waiting in the queue. */
+  readonly lag?: number;
+  /** Messages handed to the function and not yet settled. */
+  readonly inFlight?: number;
+  /** Messages in the dead-letter queue. */
+  readonly deadLettered?: number;
+}
+
 export interface TriggerRecord {
   readonly name: string;
   readonly namespace: string;
-  readonly type: 'http' | 'cron';
+  readonly type: TriggerType;
   readonly functionRef: string;
   readonly schedule?: string;
   readonly timezone?: string;
@@ -85,16 +97,24 @@ export interface TriggerRecord {
   readonly active: boolean;
   readonly url?: string;
   readonly lastScheduleTime?: string;
+  /** Type queue: what it consumes, with every default filled in. */
+  readonly queue?: QueueSettings;
+  readonly queueStats?: QueueStats;
   readonly managedBy: ManagedBy;
 }
 
+/** A queue trigger's settings as a client sends them (defaults: manifest/defaults.ts QUEUE_DEFAULTS). */
+export type QueueSettingsInput = Pick<QueueSettings, 'url' | 'queue'> & Partial<Omit<QueueSettings, 'url' | 'queue'>>;
+
 export interface TriggerInput {
   readonly name: string;
-  readonly type: 'http' | 'cron';
+  readonly type: TriggerType;
   readonly functionRef: string;
   readonly schedule?: string;
   readonly timezone?: string;
   readonly eventJson?: string;
+  /** Type queue only. */
+  readonly queue?: QueueSettingsInput;
   readonly enabled?: boolean;
 }
 
@@ -194,7 +214,11 @@ export type Endpoint =
   /** Scaled to zero (scale.min 0 and idle): /fn holds the call and asks `Platform.scaling.wake`. */
   | { readonly kind: 'idle'; readonly timeoutSec: number }
   | { readonly kind: 'not-found' }
-  | { readonly kind: 'disabled' }
+  /**
+   * http is off: /fn answers 503. A function that still runs for its queue triggers (docs/queues.md)
+   * carries where their deliveries go in `forQueues`.
+   */
+  | { readonly kind: 'disabled'; readonly forQueues?: Endpoint }
   | { readonly kind: 'not-ready'; readonly reason: string };
 
 /** What a webhook needs to know about a repository to verify and route a delivery. */

@@ -3,7 +3,7 @@
 // can fail becomes a CallOutcome with a status in /fn's terms (502 unreachable, 503 not ready, 504
 // timed out) and a one-line error for the x-sless-error header.
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { Platform } from '../platform/types.ts';
+import type { Endpoint, Platform } from '../platform/types.ts';
 import { headerText, type CallOutcome } from './delivery.ts';
 
 export interface InvokeRequest {
@@ -40,7 +40,7 @@ function invokeOnce(platform: Pick<Platform, 'resolveEndpoint' | 'scaling'>): In
   const resolve = (req: { namespace: string; function: string }) =>
     platform.resolveEndpoint(req.namespace, req.function).catch((err: unknown) => ({ kind: 'not-ready' as const, reason: (err as Error).message }));
   return async (req) => {
-    let endpoint = await resolve(req);
+    let endpoint = await forQueues(await resolve(req));
     if (endpoint.kind === 'idle' && platform.scaling) {
       // Scaled to zero: a message wakes it as a /fn call does (one wake however many deliveries wait).
       try {
@@ -48,7 +48,7 @@ function invokeOnce(platform: Pick<Platform, 'resolveEndpoint' | 'scaling'>): In
       } catch (err) {
         return failed(503, `function ${req.namespace}/${req.function} could not be woken: ${(err as Error).message}`);
       }
-      endpoint = await resolve(req);
+      endpoint = await forQueues(await resolve(req));
     }
     switch (endpoint.kind) {
       case 'idle':
@@ -58,9 +58,8 @@ function invokeOnce(platform: Pick<Platform, 'resolveEndpoint' | 'scaling'>): In
       case 'not-ready':
         return failed(503, `function ${req.namespace}/${req.function} is not ready: ${endpoint.reason}`);
       case 'disabled':
-        // The function's server runs only while it serves http (rules.ts); a queue-only function
-        // needs http.enabled for now (README "Queue triggers").
-        return failed(503, `function ${req.namespace}/${req.function} has http.enabled: false, so its server does not run`);
+        // http is off and the platform runs no server for queues (it has no queue triggers, as it sees them).
+        return failed(503, `function ${req.namespace}/${req.function} has http.enabled: false and no server running for its queue triggers`);
       case 'ready':
         break;
     }
@@ -91,6 +90,11 @@ function invokeOnce(platform: Pick<Platform, 'resolveEndpoint' | 'scaling'>): In
       replica?.release(refused ? 'refused' : 'done');
     }
   };
+}
+
+/** A queue-only function (http.enabled: false): /fn's "disabled" carries where its queue deliveries go. */
+function forQueues(endpoint: Endpoint): Endpoint {
+  return endpoint.kind === 'disabled' && endpoint.forQueues ? endpoint.forQueues : endpoint;
 }
 
 function failed(status: number, error: string): InvokeResult {

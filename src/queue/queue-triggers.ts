@@ -38,6 +38,10 @@ interface Running {
 
 const keyOf = (t: QueueTriggerTarget): string => `${t.namespace}/${t.function}/${t.spec.name}`;
 
+function statusOf(r: Running): ConsumerStatus {
+  return r.consumer?.status() ?? { state: 'waiting', message: r.problem ?? '', inFlight: 0, redeliveries: 0, counts: { acked: 0, retried: 0, dead_lettered: 0 } };
+}
+
 export class QueueTriggers {
   readonly #o: QueueTriggersOptions;
   readonly #running = new Map<string, Running>();
@@ -55,10 +59,13 @@ export class QueueTriggers {
   }
 
   statuses(): QueueTriggerStatus[] {
-    return [...this.#running.values()].map((r) => ({
-      target: r.target,
-      status: r.consumer?.status() ?? { state: 'waiting', message: r.problem ?? '', inFlight: 0, redeliveries: 0, counts: { acked: 0, retried: 0, dead_lettered: 0 } },
-    }));
+    return [...this.#running.values()].map((r) => ({ target: r.target, status: statusOf(r) }));
+  }
+
+  /** The status of one trigger, when it is in the running set (applied, and not removed since). */
+  statusOf(target: QueueTriggerTarget): ConsumerStatus | undefined {
+    const r = this.#running.get(keyOf(target));
+    return r && r.definition === JSON.stringify(target.spec) ? statusOf(r) : undefined;
   }
 
   /** Stops every consumer (each finishes and settles its calls in flight first). */

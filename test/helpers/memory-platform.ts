@@ -1,5 +1,6 @@
 // An in-memory Platform for the HTTP tests: records what it is asked, serves endpoints that tests
 // point at real loopback servers, and behaves like the real ones on errors (PlatformError codes).
+import { queueSettingsOf } from '../../src/manifest/queue-schema.ts';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -169,7 +170,8 @@ export class MemoryPlatform implements Platform {
     if (problem) throw new PlatformError('invalid', problem);
     this.functionFor(namespace, input.functionRef, `trigger ${input.name}`);
     const enabled = input.enabled ?? TRIGGER_DEFAULTS.enabled;
-    const t: TriggerRecord = { ...input, namespace, enabled, active: enabled, managedBy: 'api' };
+    const { queue, ...rest } = input;
+    const t: TriggerRecord = { ...rest, ...(queue ? { queue: queueSettingsOf(queue) } : {}), namespace, enabled, active: enabled, managedBy: 'api' };
     this.triggers.set(key(namespace, input.name), t);
     return t;
   }

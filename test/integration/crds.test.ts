@@ -162,6 +162,11 @@ describe('valid objects are stored with their defaults', () => {
     assert.deepEqual((await get<TriggerResource>('Trigger', 'hello-nightly')).spec, cron);
   });
 
+  test('Trigger: a queue trigger gets the queue defaults (declare false, prefetch 10, retries 5)', async () => {
+    await create('Trigger', { metadata: { name: 'hello-queue-orders' }, spec: { type: 'queue', functionRef: 'hello-node', queue: { url: 'amqp://rabbit:5672/%2f', queue: 'orders' } } });
+    assert.deepEqual((await get<TriggerResource>('Trigger', 'hello-queue-orders')).spec.queue, { url: 'amqp://rabbit:5672/%2f', queue: 'orders', declare: false, prefetch: 10, retries: 5 });
+  });
+
   test('FunctionJob: runID defaults to 0 (do not run)', async () => {
     await create('FunctionJob', {
       metadata: { name: 'seed-db' },
@@ -278,6 +283,30 @@ describe('invalid objects are refused by the server, which says why', () => {
       kind: 'Trigger',
       body: { metadata: { name: 'queue' }, spec: { type: 'kafka', functionRef: 'hello-node' } },
       expect: /spec\.type: Unsupported value: "kafka"/,
+    },
+    {
+      what: 'a queue trigger without spec.queue',
+      kind: 'Trigger',
+      body: { metadata: { name: 'no-queue' }, spec: { type: 'queue', functionRef: 'hello-node' } },
+      expect: /a queue trigger needs spec\.queue/,
+    },
+    {
+      what: 'a queue URL carrying credentials',
+      kind: 'Trigger',
+      body: { metadata: { name: 'creds' }, spec: { type: 'queue', functionRef: 'hello-node', queue: { url: 'amqp://user:pw@rabbit:5672/%2f', queue: 'orders' } } },
+      expect: /must not carry credentials/,
+    },
+    {
+      what: 'prefetch 0',
+      kind: 'Trigger',
+      body: { metadata: { name: 'prefetch0' }, spec: { type: 'queue', functionRef: 'hello-node', queue: { url: 'amqp://rabbit:5672/%2f', queue: 'orders', prefetch: 0 } } },
+      expect: /spec\.queue\.prefetch: Invalid value: 0/,
+    },
+    {
+      what: 'spec.queue on an http trigger',
+      kind: 'Trigger',
+      body: { metadata: { name: 'http-queue' }, spec: { type: 'http', functionRef: 'hello-node', queue: { url: 'amqp://rabbit:5672/%2f', queue: 'orders' } } },
+      expect: /spec\.queue belongs to type queue only/,
     },
     {
       what: 'a negative runID',

@@ -9,7 +9,11 @@ import type { ArtifactStore } from '../../build/artifact-store.ts';
 import { baseImageOf } from '../../build/runtime-catalog.ts';
 import { S3ArtifactStore } from '../../build/s3-artifact-store.ts';
 import type { Runtime } from '../../manifest/types.ts';
-import type { BuildLog } from '../../store/types.ts';
+import type { BuildLog, InvocationLog } from '../../store/types.ts';
+import type { Platform } from '../types.ts';
+import type { RetryDelays } from '../../queue/delivery.ts';
+import { httpInvoker } from '../../queue/http-invoker.ts';
+import { KubeQueueConsumers } from './queue-consumers.ts';
 import { KubeCommitStatus } from './kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createInformers, type ControllerInformers } from './controller-informers.ts';
@@ -53,6 +57,15 @@ export interface ControllerOptions {
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
   /** Receives one `started` record per build Job this controller creates and one outcome per finished build. */
   readonly buildLog?: BuildLog;
+  /**
+   * How queue deliveries reach functions: the same endpoints /fn uses (the KubernetesPlatform's
+   * resolveEndpoint, and its scaling port to wake a function at zero). Absent: queue Triggers stall.
+   */
+  readonly functions?: Pick<Platform, 'resolveEndpoint' | 'scaling'>;
+  /** Records every queue delivery beside /fn's calls. */
+  readonly invocationLog?: InvocationLog;
+  /** Delays between the calls of a failing message (tests shorten them); default delivery.ts DEFAULT_RETRY_DELAYS. */
+  readonly queueRetryDelays?: RetryDelays;
 }
 
 /** How long stop() waits for running reconciles. */
@@ -84,6 +97,8 @@ export class Controller {
   private stopped = false;
   private readonly pools: Record<'syncs' | 'urgentSyncs' | 'builds' | 'other', PQueue>;
   private readonly ctx: ReconcileContext;
+  /** The leader's queue consumers (stopped with the controller: the next leader starts its own). */
+  private readonly queueConsumers: KubeQueueConsumers | undefined;
 
   /** The options' settings with every default filled in (the only place they are). */
   private readonly settings: ResolvedControllerSettings;
@@ -130,6 +145,16 @@ export class Controller {
       },
     );
     const caches: Caches = this.informers;
+    this.queueConsumers = opts.functions
+      ? new KubeQueueConsumers({
+          invoke: httpInvoker(opts.functions),
+          limits: { consumersPerNamespace: settings.limits.queueConsumersPerNamespace, inFlightPerNamespace: settings.limits.queueInFlightPerNamespace },
+          registry,
+          ...(opts.invocationLog ? { invocationLog: opts.invocationLog } : {}),
+          ...(opts.queueRetryDelays ? { retryDelays: opts.queueRetryDelays } : {}),
+          log: { info: (m) => logger.info(m), warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
+        })
+      : undefined;
     this.commitStatus = new KubeCommitStatus({
       readSecret: async (namespace, name) => (await this.kube.readSecret(namespace, name))?.data,
       getFunction: (namespace, name) => this.informers.functions.get(name, namespace),
@@ -151,6 +176,7 @@ export class Controller {
       statusMemo: new Map(),
       commitStatus: this.commitStatus,
       ...(opts.buildLog ? { buildLog: opts.buildLog } : {}),
+      ...(this.queueConsumers ? { queues: this.queueConsumers } : {}),
     });
     this.repositoryReconciler = new RepositoryReconciler(ctx);
     const functions = (this.functionReconciler = new FunctionReconciler(ctx));
@@ -250,6 +276,8 @@ export class Controller {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS))),
     ]);
     clearTimeout(timer);
+    // Consumers stop after the reconciles (none starts one again); their calls in flight settle first.
+    await this.queueConsumers?.close();
     await this.repositoryReconciler.close();
     await this.commitStatus.close();
   }
@@ -315,7 +343,8 @@ export class Controller {
 
   private onTrigger(t: TriggerResource): void {
     this.queues.Trigger.add(keyOf(t));
-    if (t.spec?.type === 'http' && t.spec.functionRef) this.queues.Function.add(`${t.metadata?.namespace ?? ''}/${t.spec.functionRef}`);
+    // http and queue Triggers decide whether the function's Deployment runs (a queue-only function runs too).
+    if ((t.spec?.type === 'http' || t.spec?.type === 'queue') && t.spec.functionRef) this.queues.Function.add(`${t.metadata?.namespace ?? ''}/${t.spec.functionRef}`);
   }
 
   private onJob(job: V1Job, e: InformerEvent): void {

@@ -272,8 +272,26 @@ export interface FunctionRepositoryResource {
   status?: FunctionRepositoryStatus;
 }
 
-export const TRIGGER_TYPE_VALUES = ['http', 'cron'] as const;
+export const TRIGGER_TYPE_VALUES = ['http', 'cron', 'queue'] as const;
 export type TriggerType = (typeof TRIGGER_TYPE_VALUES)[number];
+
+/** The RabbitMQ queue whose messages call the function, one call per message (type queue only). */
+export interface TriggerQueue {
+  /** amqp://host:5672/vhost or amqps://..., without credentials (vhost "/" is %2f). (pattern ^amqps?://[^?#]+$; max 2048 chars) */
+  url: string;
+  /** A Secret in the Trigger's namespace with the keys username and password. (pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$; max 253 chars) */
+  secret?: string;
+  /** The queue consumed; it must exist unless declare is true. (max 235 chars) */
+  queue: string;
+  /** True declares the queue and its dead-letter queue (durable, classic). (default false) */
+  declare?: boolean;
+  /** Messages in flight per consumer. (default 10; range 1..1000) */
+  prefetch?: number;
+  /** Calls after the first before a failing message is dead-lettered. (default 5; range 0..100) */
+  retries?: number;
+  /** Where failed messages go; absent means <queue>.dlq. (max 235 chars) */
+  deadLetter?: string;
+}
 
 export interface TriggerSpec {
   type: TriggerType;
@@ -285,8 +303,20 @@ export interface TriggerSpec {
   timezone?: string;
   /** The JSON event handed to the function on each scheduled run. */
   eventJSON?: string;
+  /** The RabbitMQ queue whose messages call the function, one call per message (type queue only). */
+  queue?: TriggerQueue;
   /** (default true) */
   enabled?: boolean;
+}
+
+/** The queue as last read by the consumer (type queue; refreshed every few seconds, not per message). */
+export interface TriggerQueueStats {
+  /** Ready messages waiting in the queue. (range 0..inf) */
+  lag?: number;
+  /** Messages handed to the function and not yet settled. (range 0..inf) */
+  inFlight?: number;
+  /** Messages in the dead-letter queue. (range 0..inf) */
+  deadLettered?: number;
 }
 
 export interface TriggerStatus {
@@ -298,9 +328,11 @@ export interface TriggerStatus {
   url?: string;
   /** (format date-time) */
   lastScheduleTime?: string;
+  /** The queue as last read by the consumer (type queue; refreshed every few seconds, not per message). */
+  queueStats?: TriggerQueueStats;
 }
 
-/** An HTTP route or a cron schedule that calls a Function. */
+/** An HTTP route, a cron schedule or a RabbitMQ queue that calls a Function. */
 export interface TriggerResource {
   apiVersion: typeof API_VERSION;
   kind: 'Trigger';

@@ -1,6 +1,7 @@
 // /v1 triggers and jobs on Kubernetes: Trigger and FunctionJob objects owned by their Function (so they
 // go with it), refused for objects a FunctionRepository generates.
 import { JOB_DEFAULTS, TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
+import { queueSettingsOf } from '../../manifest/queue-schema.ts';
 import { triggerInputProblem } from '../rules.ts';
 import { PlatformError, type JobInput, type JobRecord, type TriggerInput, type TriggerRecord } from '../types.ts';
 import { httpTriggerName } from '../../manifest/generated-names.ts';
@@ -62,6 +63,7 @@ export class KubeTriggersAndJobs {
         ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
         ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
         ...(input.eventJson !== undefined ? { eventJSON: input.eventJson } : {}),
+        ...(input.queue ? { queue: { ...queueSettingsOf(input.queue) } } : {}),
         enabled: input.enabled ?? TRIGGER_DEFAULTS.enabled,
       },
     };

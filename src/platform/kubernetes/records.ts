@@ -1,6 +1,7 @@
 // Between the sless objects in the API server and the platform's records (pure). Who manages an object
 // is read from the `sless.kube5s.ru/repository` label that every FunctionRepository puts on what it
 // generates; objects without it were made through /v1.
+import { queueSettingsOf } from '../../manifest/queue-schema.ts';
 import { TRIGGER_DEFAULTS } from '../../manifest/defaults.ts';
 import { functionSpecDefaults, repositorySpecDefaults } from './objects/crd-defaults.ts';
 import { envOf } from './objects/stored-env.ts';
@@ -132,6 +133,8 @@ export function triggerRecord(t: TriggerResource): TriggerRecord {
     active: t.status?.active ?? enabled,
     url: t.status?.url || undefined,
     lastScheduleTime: iso(t.status?.lastScheduleTime),
+    ...(spec?.queue ? { queue: queueSettingsOf(spec.queue) } : {}),
+    ...(t.status?.queueStats ? { queueStats: { ...t.status.queueStats } } : {}),
     managedBy: managedByOf(t),
   };
 }

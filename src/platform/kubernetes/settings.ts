@@ -96,6 +96,8 @@ export function resolveControllerSettings(settings: ControllerSettings): Resolve
       syncShare: settings.limits?.syncShare ?? DEFAULT_SYNC_SHARE,
       schedulesPerNamespace: settings.limits?.schedulesPerNamespace ?? DEFAULT_SCHEDULES_PER_NAMESPACE,
       jobsPerNamespace: settings.limits?.jobsPerNamespace ?? DEFAULT_JOBS_PER_NAMESPACE,
+      queueConsumersPerNamespace: settings.limits?.queueConsumersPerNamespace ?? DEFAULT_QUEUE_CONSUMERS_PER_NAMESPACE,
+      queueInFlightPerNamespace: settings.limits?.queueInFlightPerNamespace ?? DEFAULT_QUEUE_IN_FLIGHT_PER_NAMESPACE,
       maxReplicas: settings.limits?.maxReplicas ?? SCALE_LIMITS.defaultCap,
       schedulesPerFunction: settings.limits?.schedulesPerFunction ?? MANIFEST_LIMITS.schedulesPerFunction,
       jobsPerFunction: settings.limits?.jobsPerFunction ?? MANIFEST_LIMITS.jobsPerFunction,
@@ -139,6 +141,10 @@ export interface TenantLimits {
   readonly schedulesPerNamespace?: number;
   /** Most FunctionJobs one namespace may hold; default DEFAULT_JOBS_PER_NAMESPACE. */
   readonly jobsPerNamespace?: number;
+  /** Most queue consumers (enabled queue Triggers) the leader runs for one namespace; default DEFAULT_QUEUE_CONSUMERS_PER_NAMESPACE. */
+  readonly queueConsumersPerNamespace?: number;
+  /** Most queue deliveries of one namespace in flight at once, all its consumers together; default DEFAULT_QUEUE_IN_FLIGHT_PER_NAMESPACE. */
+  readonly queueInFlightPerNamespace?: number;
   /** Most repository syncs of one namespace at once; default half the sync pool (defaultSyncsPerNamespace). */
   readonly syncsPerNamespace?: number;
   /** Most build Jobs of one namespace running at once; default DEFAULT_BUILDS_PER_NAMESPACE. */
@@ -213,6 +219,13 @@ export const DEFAULT_FUNCTIONS_PER_NAMESPACE = 1000;
 /** Cron schedules (CronJobs) and jobs one namespace may hold: two per function at the functions' cap. */
 export const DEFAULT_SCHEDULES_PER_NAMESPACE = 2000;
 export const DEFAULT_JOBS_PER_NAMESPACE = 2000;
+/**
+ * Queue consumers run in the leader (docs/queues.md): one namespace gets at most this many, and at most
+ * DEFAULT_QUEUE_IN_FLIGHT_PER_NAMESPACE calls at once, so a tenant's backlog cannot take every connection
+ * and event-loop turn of the replica that also serves /fn.
+ */
+export const DEFAULT_QUEUE_CONSUMERS_PER_NAMESPACE = 20;
+export const DEFAULT_QUEUE_IN_FLIGHT_PER_NAMESPACE = 64;
 
 /** A namespace's builds running at once: more wait (Building, `BuildQueued`) until one of its builds ends. */
 export const DEFAULT_BUILDS_PER_NAMESPACE = 10;

@@ -22,7 +22,8 @@ export interface DeploySpec {
   readonly timeoutSec: number;
   readonly memoryMb: number;
   readonly env: Readonly<Record<string, string>>;
-  readonly httpEnabled: boolean;
+  /** Whether the function's server runs: while it serves http, or has queue triggers to deliver to. */
+  readonly serverRuns: boolean;
   readonly codeHash: string;
   /** The function's folder in the repository ('' for an uploaded one): failure messages name its files there. */
   readonly shownPath?: string;
@@ -80,7 +81,7 @@ export interface FunctionRunnerOptions {
 function deployKeyOf(spec: DeploySpec, buildKey: string): string {
   const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : 1));
   return createHash('sha256')
-    .update(JSON.stringify([buildKey, spec.entrypoint, spec.timeoutSec, spec.memoryMb, spec.httpEnabled, env]))
+    .update(JSON.stringify([buildKey, spec.entrypoint, spec.timeoutSec, spec.memoryMb, spec.serverRuns, env]))
     .digest('hex');
 }
 
@@ -224,7 +225,7 @@ export class FunctionRunner {
       } catch (err) {
         return fail(`build failed: ${(err as Error).message}`);
       }
-      if (!spec.httpEnabled) {
+      if (!spec.serverRuns) {
         this.#live.set(key, { deployKey, buildKey, scale: spec.scale });
         this.#retire(current);
         return { kind: 'disabled', buildKey };

@@ -28,6 +28,11 @@ export interface LocalDeployerOptions {
   readonly interpreterOf?: (runtime: Runtime) => { readonly program: string; readonly version: string | undefined } | undefined;
   /** The cap on scale.max (SLESS_MAX_REPLICAS). */
   readonly maxReplicas?: number;
+  /**
+   * The environment of a function's env_from_secrets (`--secrets-dir DIR/<secret>/<key>`), read at each
+   * deploy; throws with a user's message when a secret is missing. Absent: env_from_secrets is ignored.
+   */
+  readonly secretEnv?: (secrets: readonly string[]) => Promise<Record<string, string>>;
 }
 
 /** Phases that say a change is under way: kept until the new version serves (or fails). */
@@ -36,6 +41,9 @@ const IN_PROGRESS = new Set(['Pending', 'Building']);
 export class LocalDeployer {
   /** Functions (and the runtime) already warned about a version this machine does not run. */
   readonly #versionWarned = new Set<string>();
+
+  /** Per function (ns/name): the env its env_from_secrets gave at its last deploy (kept for job mode). */
+  readonly #secretEnvs = new Map<string, Readonly<Record<string, string>>>();
 
   constructor(private readonly o: LocalDeployerOptions) {}
 
@@ -49,8 +57,10 @@ export class LocalDeployer {
       entrypoint: record.entrypoint,
       timeoutSec: record.timeoutSec,
       memoryMb: record.memoryMb,
-      env: record.env,
-      httpEnabled: record.httpEnabled,
+      // As on Kubernetes (envFrom beside env), a key of env: wins over the same key from a secret.
+      env: { ...this.#secretEnvs.get(`${record.namespace}/${record.name}`), ...record.env },
+      // A queue-only function (http.enabled: false beside queues:) runs for its deliveries; /fn still answers 503.
+      serverRuns: record.httpEnabled || (this.o.table.get(record.namespace, record.name)?.manifest?.queues?.length ?? 0) > 0,
       codeHash: record.codeHash,
       scale: resolveScale(record.scale, record.runtime, this.o.maxReplicas),
     };
@@ -125,6 +135,8 @@ export class LocalDeployer {
 
   /** Deploys the function's version (`files` when it must be prepared anew) and saves the outcome. */
   async deploy(f: StoredFunction, files?: CodeSource): Promise<DeployOutcome> {
+    const refused = await this.#readSecretEnv(f.record);
+    if (refused) return refused;
     const settings = this.specOf(f.record);
     if (!settings) return { kind: 'unchanged' };
     const spec: DeploySpec = { ...settings, shownPath: f.path ?? '' };
@@ -168,6 +180,24 @@ export class LocalDeployer {
     if (outcome.kind === 'started' || outcome.kind === 'disabled') this.#wentLive(namespace, name, liveVersionOf(spec, outcome.buildKey, f.commit));
     await this.o.state.save();
     return outcome;
+  }
+
+  /** Reads the function's env_from_secrets for specOf; a missing secret fails the deploy (the old version keeps serving). */
+  async #readSecretEnv(record: FunctionRecord): Promise<DeployOutcome | undefined> {
+    const key = `${record.namespace}/${record.name}`;
+    if (!this.o.secretEnv || record.envFromSecrets.length === 0) {
+      this.#secretEnvs.delete(key);
+      return undefined;
+    }
+    try {
+      this.#secretEnvs.set(key, await this.o.secretEnv(record.envFromSecrets));
+      return undefined;
+    } catch (err) {
+      const outcome: DeployOutcome = { kind: 'failed', message: `env_from_secrets: ${(err as Error).message}`, stillServing: this.o.runner.processState(record.namespace, record.name) !== 'not started' };
+      this.#applyOutcome(record.namespace, record.name, outcome, undefined);
+      await this.o.state.save();
+      return outcome;
+    }
   }
 
   /** Once per function and runtime: it asks for a version the interpreter here is not. */

@@ -36,7 +36,15 @@ export class LocalFunctions {
   resolveEndpoint(namespace: string, name: string): Endpoint {
     const f = this.o.table.get(namespace, name);
     if (!f) return { kind: 'not-found' };
-    if (!f.record.httpEnabled) return { kind: 'disabled' };
+    if (!f.record.httpEnabled) {
+      return (f.manifest?.queues?.length ?? 0) > 0 ? { kind: 'disabled', forQueues: this.#running(namespace, name, f.record) } : { kind: 'disabled' };
+    }
+    return this.#running(namespace, name, f.record);
+  }
+
+  /** Where the function's running server answers, or why none does (yet). */
+  #running(namespace: string, name: string, record: FunctionRecord): Endpoint {
+    const f = { record };
     const baseUrl = this.o.runner.baseUrl(namespace, name);
     if (baseUrl) return { kind: 'ready', baseUrl, timeoutSec: f.record.timeoutSec };
     // At zero, or waking from it: /fn holds the call (its activator wakes the function).

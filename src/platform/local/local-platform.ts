@@ -6,6 +6,7 @@
 // state.json), local-deployer.ts (deploy a version, apply its outcome), repository-sync.ts (one sync),
 // local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts (triggers and jobs),
 // local-repository.ts (the followed repository).
+import { secretEnvFrom } from './secrets-dir.ts';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
@@ -90,6 +91,8 @@ export interface LocalPlatformOptions {
     readonly reader: PreviewReader;
     readonly status?: { readonly poster: CommitStatusPoster; readonly target: StatusTarget };
   };
+  /** `--secrets-dir`: env_from_secrets (and queue credentials) from DIR/<secret>/<key>. */
+  readonly secretsDir?: string;
 }
 
 export class LocalPlatform implements Platform {
@@ -147,6 +150,7 @@ export class LocalPlatform implements Platform {
       preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
       interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
       ...(opts.maxReplicas === undefined ? {} : { maxReplicas: opts.maxReplicas }),
+      ...(opts.secretsDir === undefined ? {} : { secretEnv: (secrets: readonly string[]) => secretEnvFrom(opts.secretsDir, secrets) }),
     });
     this.#rollback = new LocalRollback({ table: this.#table, state: this.#state, deployer: this.#deployer });
     this.#scaler = new LocalScaler({
@@ -185,6 +189,7 @@ export class LocalPlatform implements Platform {
     // What every sync needs, the followed repository's and each preview's (local-previews.ts).
     const parts: SyncParts = {
       namespace: opts.namespace,
+      ...(opts.secretsDir === undefined ? {} : { secretsDir: opts.secretsDir }),
       managedBy,
       repository: opts.repository,
       runtimes: opts.runtimes,

@@ -21,6 +21,8 @@ import type { LocalRuntimes, RepositoryRead, RepositoryReader } from './ports.ts
 export interface RepositorySyncOptions {
   /** Namespace of the repository's functions. */
   readonly namespace: string;
+  /** `--secrets-dir`: env_from_secrets is served from it (else a warning says it is ignored). */
+  readonly secretsDir?: string;
   /** `git:<repo>`: the owner of the repository's functions. */
   readonly managedBy: ManagedBy;
   readonly repository: RepositoryReader;
@@ -168,11 +170,11 @@ export class RepositorySync {
     this.o.jobs.applyHttp(this.o.namespace, m);
     const record = { ...this.#recordOf(e, undefined), message: 'waiting for its turn to build' };
     this.o.table.put({ record, manifest: m, path: e.path });
-    if (m.envFromSecrets.length > 0) this.#warnNoSecrets(m);
+    if (m.envFromSecrets.length > 0 && !this.o.secretsDir) this.#warnNoSecrets(m);
   }
 
   #warnNoSecrets(m: FunctionManifest): void {
-    this.o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored by sless dev: there are no Secrets here`);
+    this.o.logger.warn(`${m.name}: env_from_secrets (${m.envFromSecrets.join(', ')}) is ignored: sless dev reads secrets from --secrets-dir DIR (DIR/<secret>/<key>)`);
   }
 
   async #syncFunction(read: RepositoryRead, e: FunctionEntry): Promise<DeployOutcome> {
@@ -187,7 +189,7 @@ export class RepositorySync {
     }
     o.jobs.applyHttp(ns, m);
     const record = this.#recordOf(e, existing);
-    if (m.envFromSecrets.length > 0 && !existing) this.#warnNoSecrets(m);
+    if (m.envFromSecrets.length > 0 && !existing && !o.secretsDir) this.#warnNoSecrets(m);
     // Revisions and a pin stay with the function; `commit` names where a revision that goes live comes from.
     o.table.put({ ...existing, record, buildKey: existing?.buildKey, manifest: m, path: e.path, commit: read.snapshot.revision });
     const outcome = await o.deployer.deploy(o.table.get(ns, m.name) as StoredFunction, () => read.files(e));

@@ -24,3 +24,18 @@ export async function readSecretDir(dir: string | undefined, name: string): Prom
   }
   return out;
 }
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The environment of `env_from_secrets` in sless dev: every key of each secret folder, later secrets
+ * winning (the order of envFrom on Kubernetes). A key that is no environment variable name is left out,
+ * as the kubelet leaves it out.
+ */
+export async function secretEnvFrom(dir: string | undefined, secrets: readonly string[]): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const name of secrets) {
+    for (const [key, value] of Object.entries(await readSecretDir(dir, name))) if (ENV_NAME.test(key)) env[key] = value;
+  }
+  return env;
+}

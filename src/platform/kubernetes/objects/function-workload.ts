@@ -19,9 +19,9 @@ export const STARTUP_PROBE = { periodSeconds: 1, timeoutSeconds: 2, failureThres
 
 export interface WorkloadOptions {
   readonly imageRef: string;
-  /** false scales the Deployment to 0 and marks it disabled (docs/contract.md §1 http.enabled). */
+  /** false marks the Deployment http-disabled (docs/contract.md §1 http.enabled): /fn answers 503, never wakes it. */
   readonly httpEnabled: boolean;
-  /** From scaling/workload-replicas.ts: the autoscaler's live count unless the bounds force another. */
+  /** From scaling/workload-replicas.ts: the autoscaler's live count unless the bounds, disabling or queues force another. */
   readonly replicas: number;
 }
 
@@ -130,13 +130,14 @@ export function functionDeployment(
       name,
       namespace,
       labels,
-      // Disabled is not idle: /fn answers 503 for this Deployment at 0 and never wakes it (load-endpoint.ts).
+      // Disabled is not idle: /fn answers 503 for this Deployment and never wakes it (load-endpoint.ts); with
+      // queue Triggers it still runs (replicas from workload-replicas.ts) and deliveries reach it.
       ...(opts.httpEnabled ? {} : { annotations: { [DISABLED_ANNOTATION]: 'true' } }),
       ownerReferences: [controllerRef(fn, 'Function')],
     },
     spec: {
       // Not part of the applied-hash (drift.ts stamped): the autoscaler changes it through the scale subresource.
-      replicas: opts.httpEnabled ? opts.replicas : 0,
+      replicas: opts.replicas,
       revisionHistoryLimit: 3,
       selector: { matchLabels: selector },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },

@@ -3,7 +3,7 @@
 // object over, so whichever synced last would win. Within one repository both sides are refused
 // earlier (manifest/find-duplicate-names.ts); here the one that comes second is, naming the first.
 import type { FunctionManifest } from '../../../manifest/types.ts';
-import { cronTriggerName, functionJobName, httpTriggerName } from '../../../manifest/generated-names.ts';
+import { cronTriggerName, functionJobName, httpTriggerName, queueTriggerName } from '../../../manifest/generated-names.ts';
 import { ownedByRepository } from './drift.ts';
 import { LABELS } from './meta.ts';
 
@@ -23,6 +23,7 @@ export function generatedNameClash(
   const wanted: Array<['Trigger' | 'FunctionJob', string, string]> = [
     ['Trigger', httpTriggerName(manifest.name), `the http trigger of ${fn}`],
     ...manifest.schedules.map((s): ['Trigger', string, string] => ['Trigger', cronTriggerName(manifest.name, s.name), `schedule "${s.name}" of ${fn}`]),
+    ...(manifest.queues ?? []).map((q): ['Trigger', string, string] => ['Trigger', queueTriggerName(manifest.name, q.name), `queue trigger "${q.name}" of ${fn}`]),
     ...manifest.jobs.map((j): ['FunctionJob', string, string] => ['FunctionJob', functionJobName(manifest.name, j.name), `job "${j.name}" of ${fn}`]),
   ];
   for (const [kind, name, what] of wanted) {

@@ -56,6 +56,20 @@ describe('repositoryObjects', () => {
       ],
     );
   });
+  it('makes one queue Trigger per queues: entry, named <fn>-queue-<name>, with every setting in spec.queue', () => {
+    const queues = [{ name: 'orders', url: 'amqp://rabbit:5672/%2f', secret: 'creds', queue: 'orders', declare: false, prefetch: 10, retries: 5, deadLetter: 'orders.dlq' }];
+    const made = repositoryObjects(repo, { ...src, manifest: { ...manifest, queues } }).triggers.filter((t) => t.spec?.type === 'queue');
+    assert.deepEqual(
+      made.map((t) => [t.metadata?.name, t.metadata?.labels?.['sless.kube5s.ru/function'], t.spec]),
+      [
+        [
+          'hello-queue-orders',
+          'hello',
+          { type: 'queue', functionRef: 'hello', queue: { url: 'amqp://rabbit:5672/%2f', secret: 'creds', queue: 'orders', declare: false, prefetch: 10, retries: 5, deadLetter: 'orders.dlq' }, enabled: true },
+        ],
+      ],
+    );
+  });
   it('makes one FunctionJob per job with its runID and event', () => {
     assert.deepEqual(jobs.map((j) => [j.metadata?.name, j.spec]), [['hello-seed', { functionRef: 'hello', runID: 2, eventJSON: '{"n":1}' }]]);
   });

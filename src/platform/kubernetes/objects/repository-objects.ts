@@ -1,8 +1,8 @@
 // What one FunctionRepository wants to exist for one function folder: the Function, its Triggers (one
-// http, one per schedule) and its FunctionJobs. Applied with server-side apply; whatever a repository owns
+// http, one per schedule, one per queue) and its FunctionJobs. Applied with server-side apply; whatever a repository owns
 // and no longer wants is pruned.
 import type { FunctionManifest } from '../../../manifest/types.ts';
-import { cronTriggerName, functionJobName, httpTriggerName } from '../../../manifest/generated-names.ts';
+import { cronTriggerName, functionJobName, httpTriggerName, queueTriggerName } from '../../../manifest/generated-names.ts';
 import { API_VERSION, LABELS, controllerRef } from './meta.ts';
 import type { FunctionJobResource, FunctionResource, RepositoryResource, TriggerResource } from './resources.ts';
 
@@ -78,6 +78,14 @@ export function repositoryObjects(repo: RepositoryResource, src: FunctionSource)
           ...(s.event !== undefined ? { eventJSON: eventJSON(s.event) } : {}),
           enabled: true,
         },
+      }),
+    ),
+    ...(m.queues ?? []).map(
+      ({ name, ...queue }): TriggerResource => ({
+        apiVersion: API_VERSION,
+        kind: 'Trigger',
+        metadata: ownedMeta(repo, queueTriggerName(m.name, name), m.name),
+        spec: { type: 'queue', functionRef: m.name, queue: { ...queue }, enabled: true },
       }),
     ),
   ];

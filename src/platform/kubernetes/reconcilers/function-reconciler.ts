@@ -46,6 +46,11 @@ export function httpEnabled(ctx: Pick<ReconcileContext, 'caches'>, namespace: st
   return httpEnabledFrom(select(ctx.caches.triggers, namespace, 'functionRef', `${namespace}/${name}`), name);
 }
 
+/** Whether the function has an enabled queue Trigger: it then runs with http off too (docs/queues.md). */
+export function hasQueueTriggers(ctx: Pick<ReconcileContext, 'caches'>, namespace: string, name: string): boolean {
+  return select(ctx.caches.triggers, namespace, 'functionRef', `${namespace}/${name}`).some((t) => t.spec?.type === 'queue' && t.spec.enabled !== false);
+}
+
 export function functionBuildKey(ctx: Pick<ReconcileContext, 'baseImageOf'>, fn: FunctionResource): string | undefined {
   const spec = fn.spec;
   // A Function of the old system has its context in S3 but no codeHash: the object's address stands in.
@@ -309,8 +314,9 @@ export class FunctionReconciler implements Reconciler<FunctionResource, Function
     const liveDeployment = ctx.caches.deployments.get(name, namespace);
     // Unchanged and untouched (the Deployment/Service watch enqueues this function on any change): no request.
     const enabled = httpEnabled(ctx, namespace, name);
-    // The autoscaler's count stands unless the bounds (or disabling) force another (workload-replicas.ts).
-    const replicas = workloadReplicas(enabled, scaleOfSpec(fn.spec, ctx.settings.limits.maxReplicas), liveWorkloadOf(liveDeployment));
+    // The autoscaler's count stands unless the bounds, disabling or queue Triggers force another (workload-replicas.ts).
+    const scale = scaleOfSpec(fn.spec, ctx.settings.limits.maxReplicas);
+    const replicas = workloadReplicas(enabled, scale, liveWorkloadOf(liveDeployment), hasQueueTriggers(ctx, namespace, name));
     const deployment = await ctx.owned.ensure(functionDeployment(ctx.settings, fn, { imageRef, httpEnabled: enabled, replicas }), liveDeployment);
     await this.applyService(fn);
     if (!deployment.applied) return { hash: deployment.hash };

@@ -1,6 +1,7 @@
 // What every reconciler gets: the API client, the informer caches (reads never hit the API server), the
 // settings, a logger and a way to record what happened (one log line and one Kubernetes Event with the
 // same reason string).
+import type { KubeQueueConsumers } from '../queue-consumers.ts';
 import type { IndexName } from '../api-client/cache-index.ts';
 import type { KubeCommitStatus } from '../kube-commit-status.ts';
 import type { V1CronJob, V1Deployment, V1Job, V1Pod, V1Service } from '@kubernetes/client-node';
@@ -67,6 +68,8 @@ export interface ReconcileContext {
   /** Where build starts and outcomes are recorded (GET /v1/.../builds); none when absent. */
   readonly buildLog?: BuildLog;
   /** Commit statuses of repositories with spec.commitStatus (src/commit-status/). */
+  /** The leader's queue consumers (queue-consumers.ts); absent when the controller has no function endpoints to call. */
+  readonly queues?: KubeQueueConsumers;
   readonly commitStatus?: KubeCommitStatus;
 }
 

@@ -1,11 +1,13 @@
 // Trigger: http → whether the function serves (the Function reconciler scales its Deployment) and the URL;
-// cron → a CronJob running the function's own image in job mode, suspended while disabled.
+// cron → a CronJob running the function's own image in job mode, suspended while disabled; queue → a
+// consumer in this leader (queue-trigger-step.ts).
 import type { V1CronJob } from '@kubernetes/client-node';
 import { cronJobName, triggerCronJob } from '../objects/job-workloads.ts';
 import { LABELS } from '../objects/meta.ts';
 import { splitKey, type ReconcileContext } from './reconcile-context.ts';
 import { functionUrl } from './function-reconciler.ts';
 import { reconcileObject, type Reconciled, type Reconciler } from './reconcile-object.ts';
+import { queueTriggerSteps } from './queue-trigger-step.ts';
 import type { HandlerResult } from '../api-client/work-queue.ts';
 import type { TriggerReason } from '../../reasons.ts';
 import type { TriggerResource, TriggerStatus } from '../objects/resources.ts';
@@ -25,6 +27,7 @@ export class TriggerReconciler implements Reconciler<TriggerResource, TriggerSta
   /** A CronJob is owned by the Function, so it outlives a deleted Trigger unless removed here. */
   async gone(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
+    await this.ctx.queues?.remove(key);
     await this.removeCronJob(namespace, name);
   }
 
@@ -46,8 +49,10 @@ export class TriggerReconciler implements Reconciler<TriggerResource, TriggerSta
       return { outcome: wait, status: {}, hold: true, requeueAfterMs: 5_000 };
     }
     if (!fn) {
+      await ctx.queues?.remove(key);
       return { outcome: { kind: 'stalled', reason: 'FunctionNotFound', message: `Function ${namespace}/${spec.functionRef} does not exist` }, status: { active: false } };
     }
+    if (spec.type === 'queue') return queueTriggerSteps(ctx, trigger, key, namespace, fn);
     if (spec.type === 'http') {
       return { outcome: { kind: 'ready', reason: enabled ? 'Enabled' : 'Disabled', message: enabled ? `serving ${url}` : 'http calls answer 503' }, status: { active: enabled, url } };
     }

@@ -2,7 +2,8 @@
 // leader's autoscaler (kube-autoscaler.ts) owns the number between the bounds; the reconciler sets it
 // only where it must, so the two never fight:
 //   - http disabled (http.enabled: false, every http Trigger disabled): 0, and the Deployment says so
-//     (DISABLED_ANNOTATION), so /fn answers 503 and never wakes it;
+//     (DISABLED_ANNOTATION), so /fn answers 503 and never wakes it; with queue Triggers max(1, min)
+//     under the same mark (the deliveries need it running);
 //   - a new Deployment, or one switched on again: max(1, min), one replica proving the image starts
 //     (a min-0 function then goes back to zero after `idle`, as in sless dev);
 //   - otherwise the live count, pulled into [min, max] when a scale change moved the bounds past it.
@@ -18,8 +19,9 @@ export interface LiveWorkload {
   readonly disabled: boolean;
 }
 
-export function workloadReplicas(httpEnabled: boolean, scale: Scale, live: LiveWorkload | undefined): number {
-  if (!httpEnabled) return 0;
+export function workloadReplicas(httpEnabled: boolean, scale: Scale, live: LiveWorkload | undefined, forQueues = false): number {
+  // Queue-only (http off, queue Triggers on): it runs for its deliveries, at its floor (docs/queues.md).
+  if (!httpEnabled) return forQueues ? Math.max(1, scale.min) : 0;
   if (!live || live.disabled || live.replicas === undefined) return Math.max(1, scale.min);
   return Math.min(scale.max, Math.max(scale.min, live.replicas));
 }
