@@ -4,7 +4,6 @@ import type { AppsV1Api, V1Deployment } from '@kubernetes/client-node';
 import type { Endpoint, ReplicaPicker } from '../types.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import { serviceBaseUrl } from './objects/function-workload.ts';
-import { ANNOTATIONS } from './objects/meta.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import { functionSpecDefaults } from './objects/crd-defaults.ts';
 import type { SlessObjects } from './sless-objects.ts';

@@ -5,7 +5,6 @@
 // Function switched off answers 503 at once, never a stale "ready" that sends traffic to pods going away.
 // Until every watch has listed (`synced`), callers fall back to reading (kubernetes-platform.ts); after
 // that, an API server outage leaves the last state serving (the informers relist when it is back).
-import { ANNOTATIONS } from './objects/meta.ts';
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 import { VERSION } from './crd-types.ts';
 import { GROUP, LABELS } from './objects/meta.ts';
