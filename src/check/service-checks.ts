@@ -4,7 +4,7 @@
 import { randomBytes, createPublicKey } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { S3ArtifactStore } from '../build/s3-artifact-store.ts';
-import { baseImageOf, buildToolsImageOf } from '../build/runtime-catalog.ts';
+import { baseImageOf } from '../build/runtime-catalog.ts';
 import type { ControllerConfig } from '../config/config.ts';
 import { RUNTIMES } from '../manifest/types.ts';
 import type { ControllerSettings, ResolvedControllerSettings } from '../platform/kubernetes/settings.ts';
@@ -59,10 +59,10 @@ export async function checkRegistry(kube: KubeReader, settings: ResolvedControll
     const config = await secretDockerConfig(kube, settings.buildNamespace, secretName);
     const creds = config === undefined ? undefined : dockerConfigCredentials(config, host);
     if (creds) credentials.set(host, creds);
-    const pullSecret = settings.build?.pullSecretName;
+    const pullSecret = settings.build.pullSecretName;
     if (pullSecret) {
       const pull = await secretDockerConfig(kube, settings.buildNamespace, pullSecret);
-      for (const image of [settings.kanikoImage, settings.buildToolsImage ?? buildToolsImageOf(settings.runtimeImagePrefix), settings.runtimeImagePrefix + '/x']) {
+      for (const image of [settings.kanikoImage, settings.buildToolsImage, settings.runtimeImagePrefix + '/x']) {
         const h = parseImageRef(image).registry;
         const c = pull === undefined ? undefined : dockerConfigCredentials(pull, h);
         if (c && !credentials.has(h)) credentials.set(h, c);
@@ -88,11 +88,11 @@ export async function checkRegistry(kube: KubeReader, settings: ResolvedControll
 }
 
 /** Every image the settings name (and the controller's own) is in its registry. */
-export async function checkImages(settings: ControllerSettings, credentials: ReadonlyMap<string, Credentials>, controllerImage?: string): Promise<CheckResult[]> {
+export async function checkImages(settings: ResolvedControllerSettings, credentials: ReadonlyMap<string, Credentials>, controllerImage?: string): Promise<CheckResult[]> {
   const push = 'push them with scripts/images.sh --registry <registry>/<prefix> (docs/install.md, Images)';
   const wanted: Array<[string, string, string]> = [
     ['builder image', settings.kanikoImage, `SLESS_KANIKO_IMAGE; ${push}`],
-    ['build tools image', settings.buildToolsImage ?? buildToolsImageOf(settings.runtimeImagePrefix), `SLESS_BUILD_TOOLS_IMAGE (default <SLESS_RUNTIME_IMAGE_PREFIX>/sless-build-tools:<tag>); ${push}`],
+    ['build tools image', settings.buildToolsImage, `SLESS_BUILD_TOOLS_IMAGE (default <SLESS_RUNTIME_IMAGE_PREFIX>/sless-build-tools:<tag>); ${push}`],
     ...RUNTIMES.map((r): [string, string, string] => [`runtime image ${r}`, baseImageOf(r, settings.runtimeImagePrefix), `SLESS_RUNTIME_IMAGE_PREFIX; ${push}`]),
     ...(controllerImage ? [['controller image', controllerImage, `the StatefulSet's image (kustomize images: / chart image.repository); ${push}`] as [string, string, string]] : []),
   ];

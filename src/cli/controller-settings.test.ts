@@ -15,7 +15,7 @@ describe('sless controller settings', () => {
   it('defaults: public git targets only, 10 s interval floor, per-repository and per-namespace caps', () => {
     const s = controllerSettings(loadControllerConfig([], base));
     assert.deepEqual(s.git, { allowedHosts: [], deniedCidrs: [], crossHostRedirects: false, maxFetchBytes: 256 * 1024 * 1024, treeLimits: DEFAULT_TREE_LIMITS, maxFunctions: 500, minIntervalMs: 10_000 });
-    assert.deepEqual(s.limits, { functionsPerNamespace: 1000, schedulesPerNamespace: 2000, jobsPerNamespace: 2000, buildsPerNamespace: 10, syncShare: 0.1, maxReplicas: 20, schedulesPerFunction: 20, jobsPerFunction: 20 });
+    assert.deepEqual(s.limits, { functionsPerNamespace: 1000, schedulesPerNamespace: 2000, jobsPerNamespace: 2000, queueConsumersPerNamespace: 20, queueInFlightPerNamespace: 64, buildsPerNamespace: 10, syncShare: 0.1, maxReplicas: 20, schedulesPerFunction: 20, jobsPerFunction: 20 });
     assert.equal(s.resyncMs, 600_000);
     assert.deepEqual(s.concurrency, { syncs: 8, builds: 16, reconciles: 8, uploads: 32 });
     assert.equal(s.build?.activeDeadlineSeconds, 1800);
@@ -35,6 +35,8 @@ describe('sless controller settings', () => {
         SLESS_MAX_FUNCTIONS_PER_NAMESPACE: '60',
         SLESS_MAX_SCHEDULES_PER_NAMESPACE: '70',
         SLESS_MAX_JOBS_PER_NAMESPACE: '80',
+        SLESS_MAX_QUEUE_CONSUMERS_PER_NAMESPACE: '5',
+        SLESS_MAX_QUEUE_IN_FLIGHT_PER_NAMESPACE: '16',
         SLESS_MAX_BUILDS_PER_NAMESPACE: '4',
         SLESS_MAX_SYNCS_PER_NAMESPACE: '3',
         SLESS_SYNC_SHARE: '0.25',
@@ -58,7 +60,7 @@ describe('sless controller settings', () => {
       }),
     );
     assert.deepEqual(s.git, { allowedHosts: ['gitea.gitea.svc', '10.96.7.0/24'], deniedCidrs: ['203.0.113.0/24'], crossHostRedirects: true, maxFetchBytes: 1048576, treeLimits: { maxDepth: 40, maxPathBytes: 1024, maxListingBytes: 8388608 }, maxFunctions: 50, minIntervalMs: 30_000 });
-    assert.deepEqual(s.limits, { functionsPerNamespace: 60, schedulesPerNamespace: 70, jobsPerNamespace: 80, buildsPerNamespace: 4, syncShare: 0.25, maxReplicas: 6, schedulesPerFunction: 7, jobsPerFunction: 9, syncsPerNamespace: 3 });
+    assert.deepEqual(s.limits, { functionsPerNamespace: 60, schedulesPerNamespace: 70, jobsPerNamespace: 80, queueConsumersPerNamespace: 5, queueInFlightPerNamespace: 16, buildsPerNamespace: 4, syncShare: 0.25, maxReplicas: 6, schedulesPerFunction: 7, jobsPerFunction: 9, syncsPerNamespace: 3 });
     assert.deepEqual(s.imagePullSecrets, ['pull-a', 'pull-b']);
     assert.equal(s.registrySecretName, 'push-creds');
     assert.equal(s.resyncMs, 20 * 60_000);

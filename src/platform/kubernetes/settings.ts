@@ -5,6 +5,7 @@ import { DEFAULT_REGISTRY_SECRET, DEFAULT_SYSTEM_NAMESPACE } from '../tenant-rul
 import type { TreeLimits } from '../../source/tree-limits.ts';
 import { SCALE_LIMITS } from '../../manifest/scale-spec.ts';
 import { MANIFEST_LIMITS } from '../../manifest/defaults.ts';
+import { buildToolsImageOf } from '../../build/runtime-catalog.ts';
 
 export interface S3Settings {
   /** Full URL, e.g. `http://seaweedfs.sless-system:8333`, also handed to kaniko as S3_ENDPOINT; unset = AWS. */
@@ -71,6 +72,8 @@ export interface ControllerSettings {
  * (resolveControllerSettings): the reconcilers read it with no fallbacks of their own.
  */
 export interface ResolvedControllerSettings extends ControllerSettings {
+  readonly buildToolsImage: string;
+  readonly build: Required<Omit<NonNullable<ControllerSettings['build']>, 'pullSecretName'>> & Pick<NonNullable<ControllerSettings['build']>, 'pullSecretName'>;
   readonly systemNamespace: string;
   readonly registrySecretName: string;
   readonly imagePullSecrets: readonly string[];
@@ -85,6 +88,8 @@ export function resolveControllerSettings(settings: ControllerSettings): Resolve
   const syncs = settings.concurrency?.syncs ?? DEFAULT_SYNC_CONCURRENCY;
   return Object.freeze({
     ...settings,
+    buildToolsImage: settings.buildToolsImage ?? buildToolsImageOf(settings.runtimeImagePrefix),
+    build: { ...DEFAULT_BUILD, ...definedOnly(settings.build ?? {}) },
     systemNamespace: settings.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
     registrySecretName: settings.registrySecretName ?? DEFAULT_REGISTRY_SECRET,
     imagePullSecrets: settings.imagePullSecrets ?? [],
@@ -110,6 +115,21 @@ export function resolveControllerSettings(settings: ControllerSettings): Resolve
     },
     resyncMs: settings.resyncMs ?? DEFAULT_RESYNC_MS,
   });
+}
+
+/** A build Job's defaults (SLESS_BUILD_CPU, SLESS_BUILD_MEMORY, SLESS_BUILD_TIMEOUT, SLESS_LAYER_BUILDS override them). */
+export const DEFAULT_BUILD = {
+  ttlSecondsAfterFinished: 3600,
+  backoffLimit: 1,
+  activeDeadlineSeconds: 1800,
+  cpu: '500m',
+  memory: '1Gi',
+  cache: true,
+  layers: true,
+} as const;
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /**

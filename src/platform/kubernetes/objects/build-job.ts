@@ -13,7 +13,6 @@
 // of its time.
 import type { V1Container, V1Job, V1PodSpec, V1SecurityContext, V1Volume } from '@kubernetes/client-node';
 import type { BuildKind } from '../../../build/build-kind.ts';
-import { buildToolsImageOf } from '../../../build/runtime-catalog.ts';
 import type { ControllerSettings, ResolvedControllerSettings } from '../settings.ts';
 import { imageRepository, imageTag } from './build-key.ts';
 import { ANNOTATIONS, LABELS, dnsLabel, functionLabels, shortHash } from './meta.ts';
@@ -73,13 +72,9 @@ export function buildCacheRepository(settings: Pick<ControllerSettings, 'registr
   return `${imageRepository(settings.registry, input.namespace, input.name)}/cache`;
 }
 
-function deadlineSec(settings: ControllerSettings): number {
-  return settings.build?.activeDeadlineSeconds ?? 1800;
-}
-
 /** How long the context URL must stay valid: the Job's whole deadline (a pod may start late), plus a margin. */
-export function buildContextUrlTtlSec(settings: ControllerSettings): number {
-  return deadlineSec(settings) + 600;
+export function buildContextUrlTtlSec(settings: Pick<ResolvedControllerSettings, 'build'>): number {
+  return settings.build.activeDeadlineSeconds + 600;
 }
 
 const toolsSecurity: V1SecurityContext = {
@@ -101,9 +96,9 @@ const pushSecurity: V1SecurityContext = { ...toolsSecurity, runAsUser: 0, runAsG
 
 export function buildJob(settings: ResolvedControllerSettings, input: BuildJobInput): V1Job {
   const labels = buildJobLabels(input.namespace, input.name, input.buildKey);
-  const build = settings.build ?? {};
-  const cache = build.cache ?? true;
-  const toolsImage = settings.buildToolsImage ?? buildToolsImageOf(settings.runtimeImagePrefix);
+  const build = settings.build;
+  const cache = build.cache;
+  const toolsImage = settings.buildToolsImage;
   const destination = buildDestination(settings, input);
   const cacheArgs = cache ? ['-cache-repo', buildCacheRepository(settings, input), '-cache-dir', BUILD_PATHS.cacheDir] : [];
   const mount = (name: string, mountPath: string, readOnly = false) => ({ name, mountPath, ...(readOnly ? { readOnly } : {}) });
@@ -134,8 +129,8 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
     // are user 10001 (the generated Dockerfile). No setuid gains for anything it runs.
     securityContext: { allowPrivilegeEscalation: false },
     resources: {
-      requests: { cpu: build.cpu ?? '500m', memory: build.memory ?? '1Gi' },
-      limits: { memory: build.memory ?? '1Gi' },
+      requests: { cpu: build.cpu, memory: build.memory },
+      limits: { memory: build.memory },
     },
     volumeMounts: [
       mount('workspace', BUILD_PATHS.workspace, true),
@@ -171,7 +166,7 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
       securityContext: toolsSecurity,
       terminationMessagePolicy: 'File',
       // The build's CPU share (SLESS_BUILD_CPU), as kaniko's; memory for streaming layers, not for installs.
-      resources: { requests: { cpu: build.cpu ?? '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+      resources: { requests: { cpu: build.cpu, memory: '128Mi' }, limits: { memory: '512Mi' } },
       volumeMounts: [mount('workspace', BUILD_PATHS.workspace), registryConfig],
     };
     return jobOf(settings, input, labels, { containers: [layer], volumes: [{ name: 'workspace', emptyDir: {} }, registryVolume] });
@@ -190,12 +185,12 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
 }
 
 function jobOf(
-  settings: ControllerSettings,
+  settings: ResolvedControllerSettings,
   input: BuildJobInput,
   labels: Record<string, string>,
   pod: Pick<V1PodSpec, 'initContainers' | 'containers' | 'volumes'>,
 ): V1Job {
-  const build = settings.build ?? {};
+  const build = settings.build;
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -206,9 +201,9 @@ function jobOf(
       annotations: { [ANNOTATIONS.buildKey]: input.buildKey },
     },
     spec: {
-      backoffLimit: build.backoffLimit ?? 1,
-      ttlSecondsAfterFinished: build.ttlSecondsAfterFinished ?? 3600,
-      activeDeadlineSeconds: deadlineSec(settings),
+      backoffLimit: build.backoffLimit,
+      ttlSecondsAfterFinished: build.ttlSecondsAfterFinished,
+      activeDeadlineSeconds: build.activeDeadlineSeconds,
       template: {
         metadata: { labels },
         spec: {

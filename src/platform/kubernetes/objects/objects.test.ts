@@ -138,7 +138,7 @@ describe('build Job', () => {
   });
 
   it('gives kaniko a pull-only Secret when one is configured, and turns the layer cache off on request', () => {
-    const j = buildJob({ ...settings, build: { pullSecretName: 'pull-only', cache: false }, buildToolsImage: 'tools:9' }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl });
+    const j = buildJob({ ...settings, build: { ...settings.build, pullSecretName: 'pull-only', cache: false }, buildToolsImage: 'tools:9' }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl });
     const [fetch, kaniko] = j.spec?.template.spec?.initContainers ?? [];
     assert.equal(fetch?.image, 'tools:9');
     assert.deepEqual(fetch?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz']);
@@ -174,7 +174,7 @@ describe('build Job', () => {
     ]);
     assert.deepEqual(spec?.volumes?.map((v) => v.name), ['workspace', 'registry-config']);
     // A private base image's pull-only Secret is kaniko's: such a build stays a kaniko build.
-    const withPull = buildJob({ ...settings, build: { pullSecretName: 'pull-only' } }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl, kind: 'layer' });
+    const withPull = buildJob({ ...settings, build: { ...settings.build, pullSecretName: 'pull-only' } }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl, kind: 'layer' });
     assert.deepEqual(withPull.spec?.template.spec?.initContainers?.map((c) => c.name), ['fetch', 'kaniko']);
   });
 
@@ -227,14 +227,14 @@ describe('function Deployment and Service', () => {
     assert.deepEqual(c?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
     assert.deepEqual(pod?.imagePullSecrets, [{ name: 'pull' }]);
   });
-  it('is owned by the Function, runs the replicas it is given, and 0 marked disabled when http is disabled', () => {
+  it('is owned by the Function, runs the replicas it is given (workload-replicas.ts decides them), marked disabled when http is disabled', () => {
     assert.deepEqual(dep.metadata?.ownerReferences, [
       { apiVersion: 'sless.kube5s.ru/v1alpha1', kind: 'Function', name: 'hello', uid: 'uid-fn', controller: true, blockOwnerDeletion: true },
     ]);
     assert.equal(dep.spec?.replicas, 1);
     assert.equal(dep.metadata?.annotations?.['sless.kube5s.ru/http-disabled'], undefined);
     assert.equal(functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: true, replicas: 3 }).spec?.replicas, 3);
-    const off = functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false, replicas: 3 });
+    const off = functionDeployment(settings, fn, { imageRef: 'i', httpEnabled: false, replicas: 0 });
     assert.equal(off.spec?.replicas, 0);
     assert.equal(off.metadata?.annotations?.['sless.kube5s.ru/http-disabled'], 'true');
   });
