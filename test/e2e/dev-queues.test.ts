@@ -21,14 +21,15 @@ let dev: DevProcess;
 let conn: ChannelModel;
 
 const handler = `import { appendFileSync } from 'node:fs';
-export function handle(event, context) {
+export async function handle(event, context) {
+  if (event && event.slow) await new Promise((resolve) => setTimeout(resolve, 400));
   appendFileSync(process.env.OUT_FILE, \`\${context.headers['ce-id']} \${context.headers['x-sless-attempt']} \${typeof event}\\n\`);
   if (event && event.poison) throw new Error('poison message: ' + context.headers['ce-id']);
   return { ok: true };
 }
 `;
 
-function manifest(withQueue: boolean, scaledToZero = false): string {
+function manifest(withQueue: boolean, scaledToZero: boolean | string = false): string {
   const bare = new URL(amqpUrl as string);
   bare.username = '';
   bare.password = '';
@@ -36,7 +37,7 @@ function manifest(withQueue: boolean, scaledToZero = false): string {
     'runtime: nodejs22',
     'entrypoint: handler.mjs.handle',
     `env: {OUT_FILE: ${JSON.stringify(out)}}`,
-    ...(scaledToZero ? ['scale: {min: 0, idle: 10s}'] : []),
+    ...(scaledToZero ? [typeof scaledToZero === 'string' ? `scale: ${scaledToZero}` : 'scale: {min: 0, idle: 10s}'] : []),
     ...(withQueue
       ? ['queues:', '  - name: orders', `    url: ${bare.toString()}`, '    secret: rabbit', `    queue: ${queue}`, '    declare: true', '    prefetch: 20', '    retries: 1']
       : []),
@@ -139,6 +140,34 @@ test('a function scaled to zero wakes for a message (issue 34 with scale.min 0)'
   await eventually(async () => ((await lines()).slice(before).some((l) => l[0] === 'wake-1') ? true : undefined), 'the message handled after a wake', 60_000);
   assert.equal(await depth(`${queue}.dlq`), 0, 'the wake is not a failed delivery');
   assert.notEqual(await ready(), '0');
+});
+
+test('a backlog scales the function out, and once the queue is empty it returns to zero (issue 34 item 2)', async () => {
+  await writeFile(path.join(folder, 'fns/worker/function.yaml'), manifest(true, '{min: 0, max: 3, concurrency: 1, idle: 10s}'));
+  await sync();
+  const auth = { authorization: `Bearer ${await dev.adminToken()}` };
+  await eventually(
+    async () => (((await (await fetch(`${dev.url}/v1/namespaces/dev/functions/worker`, { headers: auth })).json()) as { scale?: { max?: number } }).scale?.max === 3 ? true : undefined),
+    'the new scale applied',
+    60_000,
+  );
+  const metric = async (state: 'desired' | 'ready') =>
+    Number(new RegExp(`sless_function_replicas\\{namespace="dev",function="worker",state="${state}"\\} (\\d+)`).exec(await (await fetch(`${dev.url}/metrics`)).text())?.[1] ?? -1);
+  const before = (await lines()).length;
+  // 400 deliveries of 400 ms with prefetch 20: 20 in flight for ~8 s against a target of 1 per process.
+  await publish(Array.from({ length: 400 }, (_, i) => ({ id: `slow-${i}`, body: '{"slow": true}' })));
+  let most = 0;
+  await eventually(
+    async () => {
+      most = Math.max(most, await metric('ready'));
+      return (await lines()).slice(before).length >= 400 ? true : undefined;
+    },
+    'the backlog handled',
+    120_000,
+  );
+  assert.ok(most >= 2, `the backlog ran on more than one process (at most ${most} ready)`);
+  assert.equal(await depth(`${queue}.dlq`), 0, 'scaling out fails no delivery');
+  await eventually(async () => ((await metric('ready')) === 0 ? true : undefined), 'back to zero once the queue is empty and idle', 60_000);
 });
 
 test('removing the trigger from function.yaml stops consumption', async () => {
