@@ -63,9 +63,23 @@ async function main(life: BenchLifecycle): Promise<void> {
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
 
+  // /fn may serve a new pod (it probes pods itself) before the rollout ends and the controller records
+  // the version as live: a rollback asks for the revision before the live one, so wait for the record.
+  const recordedLive = async (count: number): Promise<void> => {
+    const from = Date.now();
+    for (;;) {
+      if (Date.now() - from > 120_000) throw new Error(`revision ${count} was not recorded live within 120 s`);
+      const res = await fetch(`${kit.url()}/v1/namespaces/${kit.ns}/functions/fn/revisions`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const revs = res.status === 200 ? ((await res.json()) as Array<{ live_until: string | null }>) : [];
+      if (revs.length >= count && revs.at(-1)?.live_until === null) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
   await kit.push(files(0), 'v0');
   await kit.createRepository('fns');
   await answers(0, Date.now());
+  await recordedLive(1);
   const before = load();
   const push: number[] = [];
   const rollback: number[] = [];
@@ -75,6 +89,7 @@ async function main(life: BenchLifecycle): Promise<void> {
     await kit.push(files(run), `v${run}`);
     await kit.webhook('fns');
     push.push(await answers(run, t0));
+    await recordedLive(run + 1);
     const t1 = Date.now();
     const r = await v1('POST', {});
     if (r.status !== 200) throw new Error(`rollback answered ${r.status}: ${await r.text()}`);
