@@ -202,6 +202,10 @@ async function startLocked(config: DevConfig, io: CommandIo, logger: Logger, dat
   }
 
   const queues = startDevQueues({ platform, secretsDir: config.secretsDir, registry, invocationLog: logs.invocationLog, logger });
+  platform.readQueuesFrom((target) => {
+    const s = queues.triggers.statusOf(target);
+    return s && { consuming: s.state === 'consuming', stats: { ...(s.lag === undefined ? {} : { lag: s.lag }), inFlight: s.inFlight, ...(s.deadLettered === undefined ? {} : { deadLettered: s.deadLettered }) } };
+  });
   const token = signingSecret ? await adminToken(config, signingSecret) : undefined;
   const hook = `${publicUrl}/hooks/${config.namespace}/${config.repoName}`;
   io.stdout.write(

@@ -130,6 +130,42 @@ test('a message the handler always throws on ends in the dead-letter queue after
   assert.match(String(dead.properties.headers?.['x-sless-error']), /HTTP 500: .*poison message: poison-1/);
 });
 
+test('/v1 and the console list the queue trigger with its readings; it is changed in function.yaml, not through /v1', async () => {
+  const auth = { authorization: `Bearer ${await dev.adminToken()}` };
+  type Body = { name: string; type: string; function_ref: string; active: boolean; queue?: { queue: string; prefetch: number; dead_letter: string }; lag?: number; in_flight?: number; dead_lettered?: number; managed_by: string };
+  const listed = async (): Promise<Body | undefined> =>
+    ((await (await fetch(`${dev.url}/v1/namespaces/dev/triggers`, { headers: auth })).json()) as Body[]).find((t) => t.name === 'worker-queue-orders');
+  // The consumer reads the queues every few seconds; a message set aside in the dead-letter queue shows.
+  const ch = await conn.createConfirmChannel();
+  ch.sendToQueue(`${queue}.dlq`, Buffer.from('{}'), { messageId: 'set-aside', persistent: true });
+  await ch.waitForConfirms();
+  await ch.close();
+  let last: Body | undefined;
+  const t = await eventually(async () => ((last = await listed())?.dead_lettered === 1 ? last : undefined), 'the trigger listed with its dead letter', 30_000).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; listed: ${JSON.stringify(last)}`);
+  });
+  assert.deepEqual(
+    t && { type: t.type, function_ref: t.function_ref, active: t.active, queue: t.queue?.queue, prefetch: t.queue?.prefetch, dead_letter: t.queue?.dead_letter, lag: t.lag, managed_by: t.managed_by },
+    { type: 'queue', function_ref: 'worker', active: true, queue, prefetch: 20, dead_letter: `${queue}.dlq`, lag: 0, managed_by: 'git:local' },
+  );
+  assert.equal(typeof t?.in_flight, 'number');
+  const one = await fetch(`${dev.url}/v1/namespaces/dev/triggers/worker-queue-orders`, { headers: auth });
+  assert.equal(one.status, 200);
+  const patch = await fetch(`${dev.url}/v1/namespaces/dev/triggers/worker-queue-orders`, {
+    method: 'PATCH',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ enabled: false }),
+  });
+  assert.equal(patch.status, 409);
+  assert.match(((await patch.json()) as { error: string }).error, /comes from function\.yaml of worker .*change its queues: there/);
+  const page = await (await fetch(`${dev.url}/funcs/dev/functions/worker`, { headers: { ...auth, accept: 'text/html' } })).text();
+  assert.match(page, /<h2 id="queues-h">Queues<\/h2>/);
+  assert.ok(page.includes(queue), 'the function page shows the queue it consumes');
+  const back = await conn.createChannel();
+  await back.get(`${queue}.dlq`, { noAck: true });
+  await back.close();
+});
+
 test('a function scaled to zero wakes for a message (issue 34 with scale.min 0)', async () => {
   await writeFile(path.join(folder, 'fns/worker/function.yaml'), manifest(true, true));
   await sync();

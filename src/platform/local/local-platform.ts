@@ -52,6 +52,7 @@ import { RepositorySync, type SyncParts } from './repository-sync.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
 import { revisionBuildKeys } from './local-revisions.ts';
 import { LocalRollback } from './local-rollback.ts';
+import { queueTriggerIsGitOwned, queueTriggerRecords, type QueueReader } from './local-queue-triggers.ts';
 import { LocalPreviews } from './local-previews.ts';
 import type { PreviewReader } from './preview-source.ts';
 import type { PreviewSettings } from '../../preview/preview-settings.ts';
@@ -116,6 +117,7 @@ export class LocalPlatform implements Platform {
   readonly #deploys: PQueue;
   readonly #previews: LocalPreviews | undefined;
   readonly #rollback: LocalRollback;
+  #queueReader: QueueReader | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #collecting: Promise<void> = Promise.resolve();
@@ -408,19 +410,32 @@ export class LocalPlatform implements Platform {
   // ---- Platform: triggers and jobs (jobs-and-schedules.ts) ------------------------------------
 
   async listTriggers(namespace: string): Promise<TriggerRecord[]> {
-    return this.#jobs.listTriggers(namespace);
+    return [...this.#jobs.listTriggers(namespace), ...this.#queueTriggers(namespace)].sort((a, b) => (a.name < b.name ? -1 : 1));
   }
   async getTrigger(namespace: string, name: string): Promise<TriggerRecord> {
-    return this.#jobs.getTrigger(namespace, name);
+    return this.#queueTriggers(namespace).find((t) => t.name === name) ?? this.#jobs.getTrigger(namespace, name);
   }
   createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
     return this.#jobs.createTrigger(namespace, input);
   }
-  setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
+  async setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
+    this.#refuseQueueTrigger(namespace, name);
     return this.#jobs.setTriggerEnabled(namespace, name, enabled);
   }
-  deleteTrigger(namespace: string, name: string): Promise<void> {
+  async deleteTrigger(namespace: string, name: string): Promise<void> {
+    this.#refuseQueueTrigger(namespace, name);
     return this.#jobs.deleteTrigger(namespace, name);
+  }
+  /** Where /v1 and the console read the consumers' readings (dev.ts: the running queue triggers). */
+  readQueuesFrom(reader: QueueReader): void {
+    this.#queueReader = reader;
+  }
+  #queueTriggers(namespace: string): TriggerRecord[] {
+    return queueTriggerRecords(this.queueTriggers(), namespace, `git:${this.#opts.repoName}`, this.#queueReader);
+  }
+  #refuseQueueTrigger(namespace: string, name: string): void {
+    const t = this.#queueTriggers(namespace).find((q) => q.name === name);
+    if (t) throw queueTriggerIsGitOwned(t, this.#opts.repository.displayUrl, this.#opts.repoName);
   }
   async listJobs(namespace: string): Promise<JobRecord[]> {
     return this.#jobs.listJobs(namespace);
