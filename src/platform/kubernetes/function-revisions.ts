@@ -2,7 +2,7 @@
 // live in `status.revisions` (the reconciler writes them when a version went live; each carries the
 // image and settings that run it again), the pin in the `sless.kube5s.ru/pinned` annotation (a user's
 // decision, which neither the git sync nor a status rewrite can lose). Pure.
-import { CRD_DEFAULTS } from './objects/crd-defaults.ts';
+import { functionSpecDefaults } from './objects/crd-defaults.ts';
 import { ANNOTATIONS } from './objects/meta.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import type { FunctionConfig, FunctionRevisionsItem } from './crd-types.ts';
@@ -33,11 +33,12 @@ export function pinAnnotation(pin: Pin): string {
 /** The settings of the Function's spec that make a revision (with its code): what its Deployment runs with. */
 export function configOf(fn: FunctionResource): FunctionConfig {
   const spec = fn.spec;
+  const { entrypoint, memoryMB, timeoutSec } = functionSpecDefaults(spec);
   return {
     runtime: spec?.runtime ?? 'nodejs20',
-    entrypoint: spec?.entrypoint ?? CRD_DEFAULTS.entrypoint,
-    memoryMB: spec?.memoryMB ?? CRD_DEFAULTS.memoryMB,
-    timeoutSec: spec?.timeoutSec ?? CRD_DEFAULTS.timeoutSec,
+    entrypoint,
+    memoryMB,
+    timeoutSec,
     env: envOf(spec?.env),
     envFromSecrets: [...(spec?.envFromSecrets ?? [])],
   };
