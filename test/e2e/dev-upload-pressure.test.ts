@@ -74,7 +74,8 @@ test('four concurrent amplifying uploads stream to disk: sless dev stays far und
     assert.equal(accepted.length + refused.length, 4, JSON.stringify(answers));
     for (const r of refused) assert.ok(Number(r.retryAfter) > 0, 'a 429 says when to retry');
 
-    // New code for one of them: once the old process drained, its 480 MB folder is gone.
+    // New code for one of them: the old version's 480 MB folder stays while it is a kept revision (a
+    // rollback serves it with no build, docs/rollback.md); removing the function removes both folders.
     const first = accepted[0]?.ns as string;
     const builds = path.join(dev.dataDir, 'builds');
     const folders = async () => (await readdir(builds)).filter((n) => !n.startsWith('.'));
@@ -89,13 +90,20 @@ test('four concurrent amplifying uploads stream to disk: sless dev stays far und
     });
     assert.equal(res.status, 200, await res.text());
     await eventually(async () => (await (await fetch(`${dev.url}/fn/${first}/bomb`)).text()) === 'small' || undefined, 'the new code to serve', 60_000);
+    const withBoth = await eventually(async () => {
+      const now = await folders();
+      return now.length === withBomb.length + 1 ? now : undefined;
+    }, `the new version prepared beside the kept revision (had ${withBomb.join(', ')})`);
+    assert.ok(withBomb.every((n) => withBoth.includes(n)), 'the replaced version is kept as a revision');
+    const del = await fetch(`${dev.url}/v1/namespaces/${first}/functions/bomb`, { method: 'DELETE', headers: auth });
+    assert.ok(del.status === 204 || del.status === 200, `delete answered ${del.status}`);
     await eventually(
       async () => {
         const now = await folders();
-        return now.length === withBomb.length && now.some((n) => !withBomb.includes(n)) ? now : undefined;
+        return now.length === withBomb.length - 1 ? now : undefined;
       },
-      `the replaced prepared folder to be deleted (had ${withBomb.join(', ')})`,
-      30_000,
+      `the removed function's prepared folders to be deleted (had ${withBoth.join(', ')})`,
+      60_000,
     );
   } finally {
     await dev.dispose();

@@ -186,7 +186,7 @@ describe('sless get', () => {
     const kind = await cli(getCommand, ['pods']);
     assert.equal(
       kind.stderr,
-      'sless get: cannot get "pods": name one of functions, triggers, jobs, repositories, builds\n',
+      'sless get: cannot get "pods": name one of functions, triggers, jobs, repositories, builds, revisions\n',
     );
   });
 });
