@@ -24,7 +24,7 @@ import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory
 import { TargetPolicy } from '../source/target-policy.ts';
 import { openPgStore } from '../store/pg-store.ts';
 import type { BuildLog, InvocationLog, StoreHealth } from '../store/types.ts';
-import { startDevQueues } from '../queue/dev-queues.ts';
+import { startDevQueues } from '../platform/local/local-queues.ts';
 import type { QueueTriggers } from '../queue/queue-triggers.ts';
 import { dataDirSecret, JWT_SECRET, WEBHOOK_SECRET } from './dev-secret.ts';
 import type { CommandIo } from './io.ts';

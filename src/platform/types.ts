@@ -1,6 +1,6 @@
 // The one boundary between the HTTP surface (/fn, /v1, /hooks) and where functions really live.
 // Two implementations: kubernetes/ (the controller) and local/ (`sless dev`).
-import type { QueueSettings, QueueTriggerSpec, Runtime, ScaleInput } from '../manifest/types.ts';
+import type { QueueSettings, Runtime, ScaleInput } from '../manifest/types.ts';
 import type { PreviewFunctionState } from '../preview/preview-plan.ts';
 import type { CodeFile, FileMode } from '../source/types.ts';
 import type { PullRequestEvent } from '../webhook/pull-request.ts';
@@ -417,8 +417,4 @@ export interface SyncHint {
 }
 
 /** A queue trigger a platform runs for one of its functions (function.yaml `queues:`, src/queue/). */
-export interface QueueTriggerTarget {
-  readonly namespace: string;
-  readonly function: string;
-  readonly spec: QueueTriggerSpec;
-}
+export type { QueueTriggerTarget } from '../queue/invoke.ts';

@@ -23,7 +23,7 @@ import {
   type Decision,
   type RetryDelays,
 } from './delivery.ts';
-import type { Invoke, InvokeResult } from './http-invoker.ts';
+import type { Invoke, InvokeResult } from './invoke.ts';
 
 export type QueueOutcome = 'acked' | 'retried' | 'dead_lettered';
 

@@ -3,9 +3,8 @@
 // Every settled message is counted (queue-metrics.ts) and recorded in the invocation log as a
 // `QUEUE /queues/<trigger>` call, beside /fn's calls.
 import type { Registry } from 'prom-client';
-import type { QueueTriggerTarget } from '../platform/types.ts';
 import type { InvocationLog } from '../store/types.ts';
-import type { Invoke } from './http-invoker.ts';
+import type { Invoke, QueueTriggerTarget } from './invoke.ts';
 import { QueueConsumer, type ConsumerStatus, type QueueCredentials } from './queue-consumer.ts';
 import { queueMetrics } from './queue-metrics.ts';
 import type { RetryDelays } from './delivery.ts';

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type ChannelModel } from 'amqplib';
 import { Agent, request } from 'undici';
 import type { QueueTriggerSpec } from '../../src/manifest/types.ts';
-import { httpInvoker } from '../../src/queue/http-invoker.ts';
+import { httpInvoker } from '../../src/platform/queue-invoker.ts';
 import { QueueConsumer } from '../../src/queue/queue-consumer.ts';
 import { queueDepth as depth } from '../helpers/amqp.ts';
 import { startRabbitmq } from '../services/rabbitmq.ts';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type ChannelModel } from 'amqplib';
 import type { QueueTriggerSpec } from '../../src/manifest/types.ts';
-import { httpInvoker, type Invoke } from '../../src/queue/http-invoker.ts';
+import { httpInvoker, type Invoke } from '../../src/platform/queue-invoker.ts';
 import { QueueConsumer } from '../../src/queue/queue-consumer.ts';
 import { queueDepth as depth } from '../helpers/amqp.ts';
 import { startRabbitmq, type RabbitmqServer } from '../services/rabbitmq.ts';

@@ -12,7 +12,7 @@ import type { Runtime } from '../../manifest/types.ts';
 import type { BuildLog, InvocationLog } from '../../store/types.ts';
 import type { Platform } from '../types.ts';
 import type { RetryDelays } from '../../queue/delivery.ts';
-import { httpInvoker } from '../../queue/http-invoker.ts';
+import { httpInvoker } from '../queue-invoker.ts';
 import { KubeQueueConsumers } from './queue-consumers.ts';
 import { KubeCommitStatus } from './kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';

@@ -9,7 +9,7 @@
 import PQueue from 'p-queue';
 import type { Registry } from 'prom-client';
 import type { InvocationLog } from '../../store/types.ts';
-import type { Invoke } from '../../queue/http-invoker.ts';
+import type { Invoke } from '../../queue/invoke.ts';
 import type { ConsumerStatus, QueueCredentials } from '../../queue/queue-consumer.ts';
 import { QueueTriggers, type QueueTriggerTarget } from '../../queue/queue-triggers.ts';
 import type { RetryDelays } from '../../queue/delivery.ts';

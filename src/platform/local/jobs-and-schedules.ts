@@ -282,7 +282,7 @@ export class JobsAndSchedules {
     const problem = triggerInputProblem(input);
     if (problem) throw new PlatformError('invalid', problem);
     if (input.type === 'queue') {
-      // sless dev consumes the queues function.yaml declares (dev-queues.ts), not ones made through /v1.
+      // sless dev consumes the queues function.yaml declares (local-queues.ts), not ones made through /v1.
       throw new PlatformError('invalid', `trigger ${input.name}: sless dev takes queue triggers from function.yaml (queues:), not from /v1`);
     }
     const enabled = input.enabled ?? TRIGGER_DEFAULTS.enabled;

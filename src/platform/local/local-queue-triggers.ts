@@ -1,6 +1,6 @@
 // `sless dev`'s queue triggers as /v1 and the console list them: one read-only Trigger per `queues:`
 // entry of a function.yaml (named as the Kubernetes sync names it), with the consumer's last readings.
-// The consumers themselves run beside the platform (src/queue/dev-queues.ts); this only shows them.
+// The consumers themselves run beside the platform (local-queues.ts); this only shows them.
 import { queueTriggerName } from '../../manifest/generated-names.ts';
 import { PlatformError, type ManagedBy, type QueueStats, type QueueTriggerTarget, type TriggerRecord } from '../types.ts';
 

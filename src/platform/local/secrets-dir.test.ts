@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { queueCredentialsFrom } from '../../queue/dev-queues.ts';
+import { queueCredentialsFrom } from './local-queues.ts';
 import { readSecretDir } from './secrets-dir.ts';
 
 describe('--secrets-dir', () => {

@@ -4,9 +4,8 @@ import type { V1Deployment, V1EnvVar, V1PodSpec, V1Service } from '@kubernetes/c
 import type { ResolvedControllerSettings } from '../settings.ts';
 import { functionSpecDefaults } from './crd-defaults.ts';
 import { envOf } from './stored-env.ts';
-import { controllerRef, functionLabels, LABELS } from './meta.ts';
+import { ANNOTATIONS, controllerRef, functionLabels, LABELS } from './meta.ts';
 import type { FunctionResource } from './resources.ts';
-import { DISABLED_ANNOTATION } from '../scaling/workload-replicas.ts';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -132,7 +131,7 @@ export function functionDeployment(
       labels,
       // Disabled is not idle: /fn answers 503 for this Deployment and never wakes it (load-endpoint.ts); with
       // queue Triggers it still runs (replicas from workload-replicas.ts) and deliveries reach it.
-      ...(opts.httpEnabled ? {} : { annotations: { [DISABLED_ANNOTATION]: 'true' } }),
+      ...(opts.httpEnabled ? {} : { annotations: { [ANNOTATIONS.httpDisabled]: 'true' } }),
       ownerReferences: [controllerRef(fn, 'Function')],
     },
     spec: {

@@ -37,6 +37,11 @@ export const ANNOTATIONS = {
    * PUT keeps metadata; and a status can be rebuilt, a user's decision cannot.
    */
   pinned: `${GROUP}/pinned`,
+  /**
+   * On a function's Deployment while its http serving is switched off: /fn answers 503 and never wakes it
+   * (scaling/workload-replicas.ts decides its replicas: 0, or its floor when queue Triggers need it running).
+   */
+  httpDisabled: `${GROUP}/http-disabled`,
 } as const;
 
 export interface ObjectRef {

@@ -16,12 +16,9 @@ import type { OwnedApplier } from '../objects/owned-applier.ts';
 import { LABELS } from '../objects/meta.ts';
 import type { TenantAccess } from '../tenant-access.ts';
 import type { SlessReason } from '../../reasons.ts';
+import type { ControllerLogger } from '../controller-logger.ts';
 
-export interface ControllerLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { ControllerLogger } from '../controller-logger.ts';
 
 export interface Cache<T> {
   get(name: string, namespace?: string): T | undefined;

@@ -5,7 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { createMetrics } from '../../../metrics/metrics.ts';
 import { JsonApi } from '../api-client/json-api.ts';
-import type { ControllerLogger } from '../reconcilers/reconcile-context.ts';
+import type { ControllerLogger } from '../controller-logger.ts';
 import type { ResolvedControllerSettings } from '../settings.ts';
 import { fetchCountsReport } from './counts-endpoint.ts';
 import { CountsGatherer } from './counts-gatherer.ts';

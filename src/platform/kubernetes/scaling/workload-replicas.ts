@@ -9,10 +9,10 @@
 //   - otherwise the live count, pulled into [min, max] when a scale change moved the bounds past it.
 import { compactScale, resolveScale, type Scale } from '../../../manifest/scale-spec.ts';
 import type { Runtime } from '../../../manifest/types.ts';
-import { GROUP } from '../objects/meta.ts';
+import { ANNOTATIONS } from '../objects/meta.ts';
 
 /** On a function's Deployment while its http serving is switched off (0 replicas that are not idle). */
-export const DISABLED_ANNOTATION = `${GROUP}/http-disabled`;
+export const DISABLED_ANNOTATION = ANNOTATIONS.httpDisabled;
 
 export interface LiveWorkload {
   readonly replicas: number | undefined;

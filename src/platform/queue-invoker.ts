@@ -3,22 +3,12 @@
 // can fail becomes a CallOutcome with a status in /fn's terms (502 unreachable, 503 not ready, 504
 // timed out) and a one-line error for the x-sless-error header.
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { Endpoint, Platform } from '../platform/types.ts';
-import { headerText, type CallOutcome } from './delivery.ts';
+import type { Endpoint, Platform } from './types.ts';
+import { headerText } from '../queue/delivery.ts';
+import type { Invoke, InvokeRequest, InvokeResult } from '../queue/invoke.ts';
 
-export interface InvokeRequest {
-  readonly namespace: string;
-  readonly function: string;
-  readonly body: Buffer;
-  readonly headers: Record<string, string>;
-}
+export type { Invoke, InvokeRequest, InvokeResult };
 
-export interface InvokeResult {
-  readonly outcome: CallOutcome;
-  readonly responseBytes: number;
-}
-
-export type Invoke = (req: InvokeRequest) => Promise<InvokeResult>;
 
 /** Keep-alive connections to the functions, shared by every consumer of the process. */
 const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });

@@ -2,13 +2,13 @@
 // applied (a sync that adds, changes or removes one takes effect within that second), credentials
 // from --secrets-dir, calls through the local platform's endpoints.
 import type { Registry } from 'prom-client';
-import type { Logger } from '../platform/local/logger.ts';
-import { readSecretDir } from '../platform/local/secrets-dir.ts';
-import type { Platform } from '../platform/types.ts';
-import type { InvocationLog } from '../store/types.ts';
-import { httpInvoker } from './http-invoker.ts';
-import type { QueueCredentials } from './queue-consumer.ts';
-import { QueueTriggers, type QueueTriggerTarget } from './queue-triggers.ts';
+import type { Logger } from './logger.ts';
+import { readSecretDir } from './secrets-dir.ts';
+import type { Platform } from '../types.ts';
+import type { InvocationLog } from '../../store/types.ts';
+import { httpInvoker } from '../queue-invoker.ts';
+import type { QueueCredentials } from '../../queue/queue-consumer.ts';
+import { QueueTriggers, type QueueTriggerTarget } from '../../queue/queue-triggers.ts';
 
 export interface DevQueuesOptions {
   readonly platform: Pick<Platform, 'resolveEndpoint'> & { queueTriggers(): QueueTriggerTarget[] };
