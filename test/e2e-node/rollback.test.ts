@@ -52,6 +52,20 @@ describe('rollback on the real node', { timeout: 900_000 }, () => {
     throw new Error(`/fn did not answer ${want} within ${timeoutMs} ms (last: ${last})`);
   }
 
+  /** Waits until the controller recorded `count` revisions, the last one live. */
+  async function recordedLive(count: number, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      const res = await fetch(`${kit.url()}/v1/namespaces/${kit.ns}/functions/hello/revisions`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      last = await res.text();
+      const revs = res.status === 200 ? (JSON.parse(last) as Array<{ live_until: string | null }>) : [];
+      if (revs.length >= count && revs.at(-1)?.live_until === null) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`revision ${count} was not recorded live within ${timeoutMs} ms (last: ${last})`);
+  }
+
   before(async () => {
     kit = await setupNodeKit('e2e-rollback');
     await kit.startController();
@@ -68,6 +82,9 @@ describe('rollback on the real node', { timeout: 900_000 }, () => {
     await firstAnswer('500', 240_000);
     const builds = (await kit.buildJobs('hello')).length;
     assert.equal(builds, 2);
+    // /fn serves a new pod as soon as it answers (it probes pods itself), before the rollout ends and the
+    // controller records the version live; "the revision before the live one" needs that record.
+    await recordedLive(2);
 
     // /fn is watched from before the command starts: the first v1 answer after it.
     const started = Date.now();
