@@ -7,6 +7,7 @@
 // the function's spec (git's head, the last upload) asks for; new code still builds, but goes live only
 // once the pin is removed.
 import { createHash } from 'node:crypto';
+import type { RevisionRecord } from './types.ts';
 
 /** How many revisions per function are kept runnable (the live one always among them). */
 export const REVISIONS_KEPT = 10;
@@ -15,16 +16,7 @@ export const REVISIONS_KEPT = 10;
  * One revision. `C` is what the platform needs to run it again with no build (its config: entrypoint,
  * env, memory, timeout...; `sless dev` adds its prepared folder's key).
  */
-export interface Revision<C> {
-  readonly revision: number;
-  readonly codeHash: string;
-  /** What runs it: an image reference on Kubernetes, `local:<build key>` in `sless dev`. */
-  readonly image: string;
-  /** The git commit it came from (git-managed functions). */
-  readonly commit?: string;
-  readonly liveFrom: string;
-  /** When it stopped serving; absent for the live one. */
-  readonly liveUntil?: string;
+export interface Revision<C> extends RevisionRecord {
   /** Identifies the config (configHash): with codeHash, what makes two revisions the same. */
   readonly configHash: string;
   readonly config: C;
@@ -146,4 +138,16 @@ export function parsePin(text: string): Pin | string {
   if (typeof v.revision !== 'number' || !Number.isInteger(v.revision) || v.revision < 1) return 'revision must be a whole number >= 1';
   if (typeof v.since !== 'string' || Number.isNaN(Date.parse(v.since))) return 'since must be a time (RFC 3339)';
   return { revision: v.revision, since: v.since };
+}
+
+/** A revision as the Platform port shows it: without the platform's config. */
+export function revisionRecord<C>(r: Revision<C>): RevisionRecord {
+  return {
+    revision: r.revision,
+    codeHash: r.codeHash,
+    image: r.image,
+    ...(r.commit ? { commit: r.commit } : {}),
+    liveFrom: r.liveFrom,
+    ...(r.liveUntil ? { liveUntil: r.liveUntil } : {}),
+  };
 }

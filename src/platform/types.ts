@@ -47,7 +47,9 @@ export interface FunctionRecord {
 export interface RevisionRecord {
   readonly revision: number;
   readonly codeHash: string;
+  /** What runs it: an image reference on Kubernetes, `local:<build key>` in `sless dev`. */
   readonly image: string;
+  /** The git commit it came from (git-managed functions). */
   readonly commit?: string;
   readonly liveFrom: string;
   /** Undefined for the live revision. */

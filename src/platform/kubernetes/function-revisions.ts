@@ -7,7 +7,6 @@ import { ANNOTATIONS } from './objects/meta.ts';
 import type { FunctionResource } from './objects/resources.ts';
 import type { FunctionConfig, FunctionRevisionsItem } from './crd-types.ts';
 import { configHashOf, parsePin, type LiveVersion, type Pin, type Revision } from '../revisions.ts';
-import type { RevisionRecord } from '../types.ts';
 import { envOf } from './objects/stored-env.ts';
 
 export type KubeRevision = Revision<FunctionConfig>;
@@ -72,14 +71,3 @@ export function functionAtRevision(fn: FunctionResource, rev: KubeRevision): Fun
   };
 }
 
-/** A revision as the Platform port shows it. */
-export function revisionRecordOf(r: KubeRevision): RevisionRecord {
-  return {
-    revision: r.revision,
-    codeHash: r.codeHash,
-    image: r.image,
-    ...(r.commit ? { commit: r.commit } : {}),
-    liveFrom: r.liveFrom,
-    ...(r.liveUntil ? { liveUntil: r.liveUntil } : {}),
-  };
-}

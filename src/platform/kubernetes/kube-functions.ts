@@ -6,7 +6,8 @@ import { functionSettingsOf } from '../records.ts';
 import { httpTriggerChanges } from '../rules.ts';
 import { PlatformError, type CodeFile, type FunctionInput, type FunctionRecord, type Replicas, type RevisionRecord, type UnpackedCode } from '../types.ts';
 import { rollbackTarget } from '../revisions.ts';
-import { pinAnnotation, pinOf, revisionRecordOf, revisionsOf } from './function-revisions.ts';
+import { pinAnnotation, pinOf, revisionsOf } from './function-revisions.ts';
+import { revisionRecord } from '../revisions.ts';
 import { apiStatusCode, toPlatformError } from './api-errors.ts';
 import type { FunctionCode } from './function-code.ts';
 import { ANNOTATIONS, API_VERSION, LABELS } from './objects/meta.ts';
@@ -163,7 +164,7 @@ export class KubeFunctions {
   }
 
   async listRevisions(namespace: string, name: string): Promise<RevisionRecord[]> {
-    return revisionsOf(await this.getFn(namespace, name)).map(revisionRecordOf);
+    return revisionsOf(await this.getFn(namespace, name)).map(revisionRecord);
   }
 
   /**

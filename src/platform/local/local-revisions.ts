@@ -2,7 +2,6 @@
 // (its prepared folder's key and the settings a process starts with), kept in state.json with the
 // function, and the running spec of a pinned function.
 import type { Runtime } from '../../manifest/types.ts';
-import type { RevisionRecord } from '../types.ts';
 import { configHashOf, type LiveVersion, type Revision } from '../revisions.ts';
 import type { DeploySpec } from './function-runner.ts';
 
@@ -44,17 +43,6 @@ export function specOfRevision(current: DeploySpec, rev: LocalRevision): DeployS
   return { ...current, ...settings, codeHash: rev.codeHash };
 }
 
-/** A revision as the Platform port shows it. */
-export function revisionRecord(r: LocalRevision): RevisionRecord {
-  return {
-    revision: r.revision,
-    codeHash: r.codeHash,
-    image: r.image,
-    ...(r.commit ? { commit: r.commit } : {}),
-    liveFrom: r.liveFrom,
-    ...(r.liveUntil ? { liveUntil: r.liveUntil } : {}),
-  };
-}
 
 /** The prepared folders every kept revision runs from: pruning keeps them. */
 export function revisionBuildKeys(functions: readonly { readonly revisions?: readonly LocalRevision[] }[]): string[] {

@@ -1,11 +1,10 @@
 // `sless dev`'s revisions and rollback (issue 33, docs/rollback.md): a pin kept with the function in
 // state.json; rolling back or undoing redeploys from the kept prepared folder, with no build.
-import { rollbackTarget } from '../revisions.ts';
+import { revisionRecord, rollbackTarget } from '../revisions.ts';
 import { PlatformError, type RevisionRecord } from '../types.ts';
 import type { FunctionTable } from './function-table.ts';
 import { notFound } from './jobs-and-schedules.ts';
 import type { LocalDeployer } from './local-deployer.ts';
-import { revisionRecord } from './local-revisions.ts';
 import type { LocalState, StoredFunction } from './local-state.ts';
 
 export interface LocalRollbackDeps {
