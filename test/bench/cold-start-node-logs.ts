@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface NodeMoments {
-  /** The kubelet's first line about the pod (its volume manager taking the pod's volumes). */
-  readonly kubeletSawPod?: number;
+  /** The kubelet's volume manager taking the pod's volumes (none since function pods have no volume). */
+  readonly volumeWaitBegan?: number;
   /** The `tmp` emptyDir set up (the pod worker waits for every volume before the sandbox). */
   readonly volumeMounted?: number;
   readonly sandboxAsked?: number;
@@ -45,7 +45,7 @@ export function nodeMoments(kubeletLog: string, containerdLog: string, namespace
   const containerLine = sandboxId ? cd.find((l) => l.includes(`CreateContainer within sandbox \\"${sandboxId}\\"`) && l.includes('returns container id')) : undefined;
   const containerId = containerLine && /returns container id \\"([0-9a-f]+)\\"/.exec(containerLine)?.[1];
   return {
-    kubeletSawPod: kubelet[0] === undefined ? undefined : klogTime(kubelet[0], year),
+    volumeWaitBegan: kAt(/VerifyControllerAttachedVolume started/),
     volumeMounted: kAt(/MountVolume\.SetUp succeeded/),
     sandboxAsked: cAt(new RegExp(`RunPodSandbox for &PodSandboxMetadata\\{Name:${esc(pod)},(?!.*returns)`)),
     sandboxUp: sandboxLine ? containerdTime(sandboxLine) : undefined,
