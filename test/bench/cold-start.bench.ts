@@ -1,6 +1,8 @@
 // Cold start of `sless dev` (issue 29; not part of npm test), under `flock /work/.bench.lock`:
 //
 //   node --import tsx test/bench/cold-start.bench.ts [wakes=10]
+//   node --import tsx test/bench/cold-start.bench.ts --node [--only node|python] [wakes=10]
+//     the real node, under `flock /work/.node.lock flock /work/.bench.lock` (cold-start-node.ts)
 //
 // One Node function with scale {min: 0, idle: 10s}. Each round waits until it has idled down to zero
 // processes (not timed), then times one call through /fn from sending to the whole answer. Phases:
@@ -12,10 +14,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { writeFiles } from '../helpers/git-server.ts';
 import { callFunction, eventually, startDevProcess } from '../e2e/dev-harness.ts';
 
-const wakes = Number(process.argv[2] ?? 10);
+const { values, positionals } = parseArgs({ options: { node: { type: 'boolean', default: false }, only: { type: 'string' } }, allowPositionals: true });
+const wakes = Number(positionals[0] ?? 10);
 
 function pct(values: number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -66,4 +70,7 @@ async function main(): Promise<void> {
   show('forwarded -> answered', answer);
 }
 
-await main();
+if (values.node) {
+  if (values.only !== undefined && values.only !== 'node' && values.only !== 'python') throw new Error(`--only is node or python, not ${values.only}`);
+  await (await import('./cold-start-node.ts')).coldStartOnNode(wakes, values.only);
+} else await main();

@@ -139,6 +139,8 @@ export class KubernetesPlatform implements Platform {
         return d ? { replicas: d.spec?.replicas ?? 1, resourceVersion: d.metadata?.resourceVersion } : undefined;
       },
       resolveEndpoint: (ns, name) => this.resolveEndpoint(ns, name),
+      // Set below; a wake forwards the held calls the moment /fn's probe sees the new pod answer.
+      ...(opts.routeToPods ? { whenServing: (ns: string, name: string, signal: AbortSignal) => this.podRouting!.whenServing(ns, name, signal) } : {}),
       timeoutMs: opts.coldStartTimeoutMs ?? 60_000,
       ...(opts.logger?.info ? { logger: { info: opts.logger.info.bind(opts.logger) } } : {}),
     });

@@ -7,7 +7,9 @@ import { KubeScaling, type ScaleView } from './kube-scaling.ts';
 import { ReplicaCounts } from './replica-counts.ts';
 import type { ScaleSubresource } from './scale-subresource.ts';
 
-function setup(start: { view: ScaleView | undefined; endpoint: Endpoint }, timeoutMs = 2_000) {
+type WhenServing = (namespace: string, name: string, signal: AbortSignal) => Promise<void>;
+
+function setup(start: { view: ScaleView | undefined; endpoint: Endpoint }, timeoutMs = 2_000, more: { pollMs?: number; whenServing?: WhenServing } = {}) {
   const w = { ...start, writes: [] as Array<[number, string | undefined]> };
   const scale = {
     writes: 0,
@@ -18,15 +20,20 @@ function setup(start: { view: ScaleView | undefined; endpoint: Endpoint }, timeo
     },
     read: () => Promise.resolve(w.view),
   } as unknown as ScaleSubresource;
+  let resolves = 0;
   const scaling = new KubeScaling({
     counts: new ReplicaCounts(),
     scale,
     deployment: () => w.view,
-    resolveEndpoint: () => Promise.resolve(w.endpoint),
+    resolveEndpoint: () => {
+      resolves++;
+      return Promise.resolve(w.endpoint);
+    },
     timeoutMs,
-    pollMs: 5,
+    pollMs: more.pollMs ?? 5,
+    ...(more.whenServing ? { whenServing: more.whenServing } : {}),
   });
-  return { w, scaling };
+  return { w, scaling, resolves: () => resolves };
 }
 
 describe('KubeScaling.wake', () => {
@@ -53,5 +60,33 @@ describe('KubeScaling.wake', () => {
     await assert.rejects(setup({ view: { replicas: 0, resourceVersion: '1' }, endpoint: { kind: 'disabled' } }).scaling.wake('ns', 'f'), /disabled/);
     await assert.rejects(setup({ view: undefined, endpoint: { kind: 'not-found' } }).scaling.wake('ns', 'f'), /removed/);
     await assert.rejects(setup({ view: { replicas: 0, resourceVersion: '1' }, endpoint: { kind: 'idle', timeoutSec: 30 } }, 100).scaling.wake('ns', 'f'), /no replica became ready within 0.1 s/);
+  });
+
+  it('with pod routing, forwards the held calls the moment a pod enters rotation, not at the next poll', async () => {
+    let enterRotation = (): void => undefined;
+    const whenServing: WhenServing = (_ns, _name, signal) =>
+      new Promise((resolve) => {
+        enterRotation = resolve;
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    const { w, scaling } = setup({ view: { replicas: 0, resourceVersion: '3' }, endpoint: { kind: 'idle', timeoutSec: 30 } }, 60_000, { pollMs: 10_000, whenServing });
+    const wake = scaling.wake('ns', 'f');
+    await new Promise((r) => setTimeout(r, 20));
+    const started = performance.now();
+    w.endpoint = { kind: 'ready', baseUrl: 'http://f', timeoutSec: 30 };
+    enterRotation();
+    await wake;
+    assert.ok(performance.now() - started < 1_000, `woke ${Math.round(performance.now() - started)} ms after the pod entered rotation (the poll is 10 s)`);
+    assert.deepEqual(w.writes, [[1, '3']]);
+  });
+
+  it('does not spin when a pod serves but the function is not resolved yet: back to the poll', async () => {
+    const whenServing: WhenServing = () => Promise.resolve();
+    const { w, scaling, resolves } = setup({ view: { replicas: 0, resourceVersion: '3' }, endpoint: { kind: 'idle', timeoutSec: 30 } }, 60_000, { pollMs: 50, whenServing });
+    const wake = scaling.wake('ns', 'f');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(resolves() <= 7, `${resolves()} looks in 200 ms with a 50 ms poll`);
+    w.endpoint = { kind: 'ready', baseUrl: 'http://f', timeoutSec: 30 };
+    await wake;
   });
 });

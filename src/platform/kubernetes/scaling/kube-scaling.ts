@@ -24,6 +24,11 @@ export interface KubeScalingOptions {
   readonly timeoutMs: number;
   /** How often a wake looks whether a replica serves (the watches are in memory). Default 50 ms. */
   readonly pollMs?: number;
+  /**
+   * With /fn routing to pods (PodRouting.whenServing): resolves the moment one of the function's pods
+   * enters rotation, so the held calls go on at once instead of at the next poll (up to pollMs later).
+   */
+  readonly whenServing?: (namespace: string, name: string, signal: AbortSignal) => Promise<void>;
   readonly logger?: { info(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -51,6 +56,7 @@ export class KubeScaling implements FunctionScaling {
     const started = performance.now();
     /** The resourceVersion this wake wrote against: written once per zero it sees, not once per poll. */
     let wroteAgainst: string | undefined | null = null;
+    let servingSeen = false;
     for (;;) {
       const endpoint = await this.opts.resolveEndpoint(namespace, name);
       switch (endpoint.kind) {
@@ -78,7 +84,21 @@ export class KubeScaling implements FunctionScaling {
       }
       const waitedMs = performance.now() - started;
       if (waitedMs > this.opts.timeoutMs) throw new Error(`no replica became ready within ${(this.opts.timeoutMs / 1000).toFixed(this.opts.timeoutMs % 1000 ? 1 : 0)} s`);
-      await sleep(this.opts.pollMs ?? 50);
+      // Once a pod served and the function still did not resolve (e.g. its Deployment still at 0 in the
+      // watch), only the poll: whenServing would resolve at once again and spin.
+      const serving: KubeScalingOptions['whenServing'] = servingSeen ? undefined : this.opts.whenServing;
+      servingSeen = (await this.#pause(namespace, name, serving)) || servingSeen;
+    }
+  }
+
+  /** Waits pollMs, or less when `whenServing` says a pod entered rotation first; true in that case. */
+  async #pause(namespace: string, name: string, whenServing: KubeScalingOptions['whenServing']): Promise<boolean> {
+    const done = new AbortController();
+    try {
+      const poll = sleep(this.opts.pollMs ?? 50, false, { signal: done.signal });
+      return await Promise.race(whenServing ? [poll, whenServing(namespace, name, done.signal).then(() => true)] : [poll]);
+    } finally {
+      done.abort();
     }
   }
 }
