@@ -13,11 +13,6 @@ export const SERVICE_PORT = 80;
 export const HEALTH_PATH = '/health';
 /** How long a terminating function pod keeps serving before SIGTERM (see functionDeployment). */
 const PRE_STOP_SLEEP_SECONDS = 5;
-/**
- * What a function container may write (its /tmp, anything else its user may write in the image) plus its
- * logs, before the kubelet evicts the pod: the cap the `tmp` emptyDir's sizeLimit was (see functionPodSpec).
- */
-export const EPHEMERAL_STORAGE = '256Mi';
 /** A function process has 60 s to answer /health once (then the kubelet restarts it), probed every second. */
 export const STARTUP_PROBE = { periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 } as const;
 
@@ -82,19 +77,16 @@ export function functionPodSpec(
           ...extraEnv,
         ],
         envFrom: (spec.envFromSecrets ?? []).map((s) => ({ secretRef: { name: s } })),
-        resources: { requests: { memory, 'ephemeral-storage': EPHEMERAL_STORAGE }, limits: { memory, 'ephemeral-storage': EPHEMERAL_STORAGE } },
+        resources: { requests: { memory }, limits: { memory } },
         securityContext: {
           allowPrivilegeEscalation: false,
-          // No volume at all, so a writable /tmp is the container's own layer, capped by the ephemeral-storage
-          // limit. A volume (the emptyDir a read-only root needs for /tmp) costs every pod start ~0.3 s: the
-          // kubelet's pod worker does not create the sandbox before its volume manager reports the volume
-          // mounted, and it looks every 300 ms (WaitForAttachAndMount; docs/scaling.md, cold start). The image's
-          // files stay root-owned and the process runs as uid 10001 without capabilities.
-          readOnlyRootFilesystem: false,
+          readOnlyRootFilesystem: true,
           capabilities: { drop: ['ALL'] },
         },
+        volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
       },
     ],
+    volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }],
   };
 }
 
