@@ -113,7 +113,7 @@ describe('kube controller: push → build → deploy', () => {
     const c = dep.spec?.template.spec?.containers[0];
     assert.equal(c?.image, fn.status?.imageRef);
     assert.equal(dep.spec?.replicas, 1);
-    assert.deepEqual(c?.resources?.limits, { memory: '128Mi', 'ephemeral-storage': '256Mi' });
+    assert.deepEqual(c?.resources?.limits, { memory: '128Mi' });
     assert.equal(c?.readinessProbe?.httpGet?.path, '/health');
     assert.ok(c?.env?.some((e) => e.name === 'GREETING' && e.value === 'hi'));
     assert.equal(dep.metadata?.ownerReferences?.[0]?.name, 'hello');
