@@ -11,8 +11,9 @@
 //                   branches, merge base, plan, prepare, start); then closed (not timed)
 //   push to PR      pull_request "synchronized" -> /fn/dev-pr-100/f0 answers the pushed version
 import { createHmac, randomBytes } from 'node:crypto';
-import { createRepo, git as gitIn, startGitServer, WorkClone } from '../helpers/git-server.ts';
+import { git as gitIn } from '../helpers/git-server.ts';
 import { callFunction, giteaPush, startDevProcess, type DevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
+import { benchRepository } from './dev-bench-kit.ts';
 
 const runs = Number(process.argv[2] ?? 5);
 const functions = Number(process.argv[3] ?? 20);
@@ -55,16 +56,12 @@ async function answers(dev: DevProcess, namespace: string, name: string, version
 }
 
 async function main(): Promise<void> {
-  const server = await startGitServer();
-  const repo = await createRepo(server, 'previews-bench');
-  const clone = await WorkClone.create(repo);
   const files: Record<string, string> = {};
   for (let i = 0; i < functions; i++) {
     files[`functions/f${i}/function.yaml`] = 'runtime: nodejs20\n';
     files[`functions/f${i}/handler.js`] = handler('v0');
   }
-  await clone.write(files);
-  await clone.commitAndPush('initial');
+  const { server, repo, clone } = await benchRepository('previews-bench', files);
   const dev = await startDevProcess({ repo: repo.url, path: 'functions', extraArgs: ['--previews'] });
   const git = (...args: string[]) => gitIn(args, clone.dir);
   try {
