@@ -10,9 +10,8 @@
 //   PR opened       pull_request "opened" -> /fn/dev-pr-<N>/f0 answers the PR's version (fetch of both
 //                   branches, merge base, plan, prepare, start); then closed (not timed)
 //   push to PR      pull_request "synchronized" -> /fn/dev-pr-100/f0 answers the pushed version
-import { createHmac, randomBytes } from 'node:crypto';
 import { git as gitIn } from '../helpers/git-server.ts';
-import { callFunction, giteaPush, startDevProcess, type DevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
+import { callFunction, giteaPullRequest, giteaPush, startDevProcess, type DevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
 import { benchRepository } from './dev-bench-kit.ts';
 
 const runs = Number(process.argv[2] ?? 5);
@@ -27,22 +26,7 @@ function median(ms: number[]): string {
 }
 
 async function pullRequest(dev: DevProcess, action: string, number: number, branch: string, sha: string): Promise<void> {
-  const body = JSON.stringify({
-    action,
-    number,
-    pull_request: { number, merged: false, head: { ref: branch, sha, repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
-    repository: { id: 1, full_name: 'bench/functions' },
-  });
-  const res = await fetch(`${dev.url}/hooks/dev/local`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-gitea-event': 'pull_request',
-      'x-gitea-delivery': randomBytes(8).toString('hex'),
-      'x-gitea-signature': createHmac('sha256', dev.webhookSecret).update(body).digest('hex'),
-    },
-    body,
-  });
+  const res = await giteaPullRequest(dev, { action, number, branch, sha });
   if (res.status !== 202) throw new Error(`pull_request ${action} answered ${res.status}: ${await res.text()}`);
 }
 

@@ -6,7 +6,6 @@
 // state.json), local-deployer.ts (deploy a version, apply its outcome), repository-sync.ts (one sync),
 // local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts + local-triggers.ts (triggers
 // and jobs), local-repository.ts (the followed repository), local-preview-wiring.ts (pull-request previews).
-import { secretEnvFrom } from './secrets-dir.ts';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
@@ -50,7 +49,7 @@ import type { LocalPlatformOptions } from './local-platform-options.ts';
 import { LocalRollback } from './local-rollback.ts';
 import type { QueueReader } from './local-queue-triggers.ts';
 import type { LocalPreviews } from './local-previews.ts';
-import { openLocalPreviews, resolveThroughPreviews, scalingThroughPreviews } from './local-preview-wiring.ts';
+import { openLocalPreviews, resolveThroughPreviews, scalingThroughPreviews, secretEnvThroughPreviews } from './local-preview-wiring.ts';
 import { LocalTriggers } from './local-triggers.ts';
 
 export type { LocalPlatformOptions } from './local-platform-options.ts';
@@ -111,7 +110,7 @@ export class LocalPlatform implements Platform {
       preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
       interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
       ...(opts.maxReplicas === undefined ? {} : { maxReplicas: opts.maxReplicas }),
-      ...(opts.secretsDir === undefined ? {} : { secretEnv: (secrets: readonly string[]) => secretEnvFrom(opts.secretsDir, secrets) }),
+      ...(opts.secretsDir === undefined ? {} : { secretEnv: secretEnvThroughPreviews(opts.secretsDir, () => this.#previews) }),
     });
     this.#folders = new FolderCollector({ table: this.#table, preparer: this.#preparer, inUse: () => this.#runner.buildKeysInUse(), logger: opts.logger });
     this.#rollback = new LocalRollback({ table: this.#table, state: this.#state, deployer: this.#deployer });
@@ -211,9 +210,10 @@ export class LocalPlatform implements Platform {
     this.#pollTimer.unref();
   }
 
-  /** The queue triggers the functions' manifests declare (src/queue/ runs them; dev.ts polls this). */
+  /** The queue triggers the functions' manifests declare (src/queue/ runs them; dev.ts polls this); a preview's as its schedules. */
   queueTriggers(): QueueTriggerTarget[] {
-    return this.#table.all().flatMap((f) => (f.manifest?.queues ?? []).map((spec) => ({ namespace: f.record.namespace, function: f.record.name, spec })));
+    const runs = (f: { record: { namespace: string } }) => this.#previews?.runsTriggers(f.record.namespace) ?? true;
+    return this.#table.all().flatMap((f) => (runs(f) ? (f.manifest?.queues ?? []) : []).map((spec) => ({ namespace: f.record.namespace, function: f.record.name, spec })));
   }
 
   /** Resolves when no sync is running or pending (tests, benchmarks). */

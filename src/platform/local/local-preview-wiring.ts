@@ -8,6 +8,7 @@ import type { Endpoint, FunctionScaling } from '../types.ts';
 import { LocalPreviews } from './local-previews.ts';
 import type { PreviewReader } from './preview-source.ts';
 import type { SyncParts } from './repository-sync.ts';
+import { secretEnvFrom } from './secrets-dir.ts';
 
 /** `--previews` (LocalPlatformOptions.previews); statuses go through `status` when given. */
 export interface LocalPreviewsOption {
@@ -42,6 +43,12 @@ export function resolveThroughPreviews(
   const route = previews?.route(requested, name);
   if (route && 'endpoint' in route) return route.endpoint;
   return resolve(route?.namespace ?? requested, name);
+}
+
+/** env_from_secrets from `--secrets-dir`, except in a preview without `secrets: inherit` (its code is not reviewed yet). */
+export function secretEnvThroughPreviews(secretsDir: string, previews: () => LocalPreviews | undefined) {
+  return (namespace: string, secrets: readonly string[]): Promise<Record<string, string>> =>
+    previews()?.withholdsSecrets(namespace) ? Promise.resolve({}) : secretEnvFrom(secretsDir, secrets);
 }
 
 /** A call at a preview URL that production answers counts for, and wakes, the production function. */

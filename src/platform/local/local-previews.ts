@@ -144,6 +144,20 @@ export class LocalPreviews implements PlatformPreviews {
       }));
   }
 
+  /** True for an open preview's namespace when its functions get no Secrets (`secrets: none`, the default). */
+  withholdsSecrets(namespace: string): boolean {
+    return this.#o.settings.secrets !== 'inherit' && this.#isPreview(namespace);
+  }
+
+  /** Whether the queue triggers of `namespace`'s functions consume: not in a preview without `schedules: true`. */
+  runsTriggers(namespace: string): boolean {
+    return this.#o.settings.schedules || !this.#isPreview(namespace);
+  }
+
+  #isPreview(namespace: string): boolean {
+    return Object.values(this.#stored).some((p) => p.namespace === namespace);
+  }
+
   /**
    * For /fn and the scaler: undefined when `namespace` is no open preview; else the namespace whose
    * function answers (production for a function the PR leaves alone, the preview's own for one it
