@@ -1,7 +1,8 @@
 // `sless dev --previews` with a local git repository and signed pull_request deliveries: what a preview
 // is given. By default (spec.previews `schedules: false`, `secrets: none`) its built functions run no
 // jobs or schedules and get no env_from_secrets from --secrets-dir, while production keeps both;
-// `--preview-schedules --preview-secrets inherit` give them both.
+// `--preview-schedules --preview-secrets inherit` give them both. And a restart of `sless dev` with an
+// open preview keeps serving it from state.json, and closing the PR after the restart removes it.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -97,6 +98,27 @@ test('by default a preview runs no jobs and gets no env_from_secrets; production
   assert.deepEqual(await marks(), ['main']);
   assert.deepEqual(await v1(d, '/namespaces/dev-pr-1/jobs'), []);
   assert.deepEqual(await answers(d, 'dev', 'main'), { version: 'main', key: 'k-1' }, 'production keeps its secret');
+});
+
+test('after a restart the open preview is served again from state.json (still without secrets); closing the PR then removes it', async () => {
+  const first = running.at(-1) as DevProcess;
+  await first.stop('SIGTERM');
+  const d = await dev([], dataDir);
+  assert.deepEqual(await answers(d, 'dev-pr-1', 'pr'), { version: 'pr', key: null });
+  assert.doesNotMatch(d.log(), /secretive: building/, 'restarted from its prepared folder, not rebuilt');
+  const listed = (await v1(d, '/namespaces/dev/previews')) as Array<{ number: number }>;
+  assert.deepEqual(
+    listed.map((p) => p.number),
+    [1],
+  );
+  assert.equal((await giteaPullRequest(d, { action: 'closed', number: 1, branch: 'pr-1', sha: prHead })).status, 202);
+  await eventually(async () => ((await json(d, 'dev-pr-1', 'secretive')) === 404 ? true : undefined), 'the closed preview to answer 404');
+  assert.deepEqual(await v1(d, '/namespaces/dev/previews'), []);
+  assert.deepEqual(await answers(d, 'dev', 'main'), { version: 'main', key: 'k-1' }, 'production untouched');
+  await d.stop('SIGTERM');
+  const state = JSON.parse(await readFile(path.join(dataDir, 'state.json'), 'utf8')) as { previews?: object; namespaces: string[] };
+  assert.deepEqual(state.previews ?? {}, {});
+  assert.ok(!state.namespaces.includes('dev-pr-1'), `namespaces in state.json: ${state.namespaces.join(', ')}`);
 });
 
 test('--preview-schedules --preview-secrets inherit: the preview runs its jobs and gets the secrets', async () => {
