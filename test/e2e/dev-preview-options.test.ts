@@ -102,8 +102,10 @@ test('by default a preview runs no jobs and gets no env_from_secrets; production
 
 test('after a restart the open preview is served again from state.json (still without secrets); closing the PR then removes it', async () => {
   const first = running.at(-1) as DevProcess;
+  const kept = dataDir;
+  assert.ok(kept, 'the first test made the data dir');
   await first.stop('SIGTERM');
-  const d = await dev([], dataDir);
+  const d = await dev([], kept);
   assert.deepEqual(await answers(d, 'dev-pr-1', 'pr'), { version: 'pr', key: null });
   assert.doesNotMatch(d.log(), /secretive: building/, 'restarted from its prepared folder, not rebuilt');
   const listed = (await v1(d, '/namespaces/dev/previews')) as Array<{ number: number }>;
@@ -116,7 +118,7 @@ test('after a restart the open preview is served again from state.json (still wi
   assert.deepEqual(await v1(d, '/namespaces/dev/previews'), []);
   assert.deepEqual(await answers(d, 'dev', 'main'), { version: 'main', key: 'k-1' }, 'production untouched');
   await d.stop('SIGTERM');
-  const state = JSON.parse(await readFile(path.join(dataDir, 'state.json'), 'utf8')) as { previews?: object; namespaces: string[] };
+  const state = JSON.parse(await readFile(path.join(kept, 'state.json'), 'utf8')) as { previews?: object; namespaces: string[] };
   assert.deepEqual(state.previews ?? {}, {});
   assert.ok(!state.namespaces.includes('dev-pr-1'), `namespaces in state.json: ${state.namespaces.join(', ')}`);
 });
