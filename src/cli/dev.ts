@@ -103,10 +103,13 @@ function commitStatusOf(config: DevConfig, logger: Logger, publicUrl: () => stri
   return { poster, reporter: new RevisionReporter({ target, poster, namespace: config.namespace, consoleBaseUrl: publicUrl }) };
 }
 
-/** `--previews` (+ `--preview-ttl`, `--preview-max-open`): spec.previews with enabled on; statuses through --commit-status's poster. */
+/** `--previews` (+ `--preview-ttl`, `--preview-max-open`, `--preview-schedules`, `--preview-secrets`): spec.previews with enabled on; statuses through --commit-status's poster. */
 function previewsOf(config: DevConfig, branch: string, dataDir: string, commitStatus: ReturnType<typeof commitStatusOf>): LocalPlatformOptions['previews'] {
   if (!config.previews) return undefined;
-  const settings = previewSettingsOf({ enabled: true, ttl: config.previewTtl, maxOpen: config.previewMaxOpen }, 'previews');
+  const settings = previewSettingsOf(
+    { enabled: true, ttl: config.previewTtl, maxOpen: config.previewMaxOpen, schedules: config.previewSchedules, secrets: config.previewSecrets },
+    'previews',
+  );
   if ('error' in settings) throw new Error(`--preview-ttl / --preview-max-open: ${settings.error}`);
   const reader = openPreviewReader({
     repo: config.repo,

@@ -204,6 +204,20 @@ const devSpecs = {
     schema: z.coerce.number().int().min(0).default(PREVIEW_DEFAULTS.maxOpen),
     describe: 'open previews at most; the next pull request is refused with a commit status',
   },
+  previewSchedules: {
+    flag: 'preview-schedules',
+    env: 'SLESS_PREVIEW_SCHEDULES',
+    schema: flag,
+    default: PREVIEW_DEFAULTS.schedules,
+    boolean: true,
+    describe: "run the schedules and jobs of a preview's built functions (off: a preview fires no production side effects)",
+  },
+  previewSecrets: {
+    flag: 'preview-secrets',
+    env: 'SLESS_PREVIEW_SECRETS',
+    schema: z.enum(['none', 'inherit']).default(PREVIEW_DEFAULTS.secrets),
+    describe: "none | inherit: whether previews get env_from_secrets from --secrets-dir (default none)",
+  },
   secretsDir: { flag: 'secrets-dir', env: 'SLESS_SECRETS_DIR', schema: optionalString, describe: 'Secrets for env_from_secrets and queue triggers: DIR/<secret>/<key>, one file per key' },
   commitStatusToken: { env: 'SLESS_COMMIT_STATUS_TOKEN', schema: optionalString, describe: "token that may write commit statuses (default: the password in --repo's URL)" },
 } satisfies Record<string, SettingSpec<unknown>>;

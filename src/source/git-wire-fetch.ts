@@ -6,7 +6,8 @@
 // when an ls-refs POST, sent beside the fetch POST (no extra round trip), says it is the branch tip: a
 // hint never decides what the branch is (issue 31 item 3: a child of the cached head pushed to another
 // branch, then deleted, was taken as the branch; a late delivery must not move the cache back either).
-// Refs are the caller's to write.
+// Refs are the caller's to write. fetchHistory is the same fetch into a repository with whole history
+// (previews' merge bases, src/platform/local/preview-source.ts): a few wants, no depth.
 import { open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { HttpClient } from 'isomorphic-git';
@@ -66,10 +67,36 @@ export async function wireFetch(input: WireFetchInput): Promise<WireFetchResult>
   return { fetched: true, packBytes: fetched.pack.length, ...(indexed ? { objects: indexed.objects } : {}) };
 }
 
+export interface HistoryFetchInput {
+  readonly http: HttpClient;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** A repository with whole history (no `shallow` file): what it lacks of `wants` comes, history included. */
+  readonly gitdir: string;
+  readonly wants: readonly [string, ...string[]];
+  /** Commits the repository holds (its refs), offered as "have". */
+  readonly haves: readonly string[];
+  readonly readObject: ReadObject;
+}
+
+/** Fetches `wants` with their whole history into a full (not shallow) repository: one POST. Throws WireUnsupportedError. */
+export async function fetchHistory(input: HistoryFetchInput): Promise<void> {
+  const [want, ...alsoWant] = input.wants;
+  const { pack } = parseFetchResponse(await postCommand(input.http, input.url, input.headers, fetchRequest({ want, alsoWant, haves: input.haves, shallow: [] })));
+  const indexed = pack.length <= IN_PROCESS_MAX_BYTES ? await indexInProcess(pack, input.readObject).catch(() => undefined) : undefined;
+  if (indexed) await storeIndexed(input.gitdir, indexed);
+  else await gitIndexPack(input.gitdir, pack);
+}
+
+/** The tips of `branches` as the server lists them now (one ls-refs POST); a branch it lacks is not in the map. */
+export async function branchTips(http: HttpClient, url: string, headers: Readonly<Record<string, string>>, branches: readonly string[]): Promise<Map<string, string>> {
+  const refs = parseLsRefs(await postCommand(http, url, headers, lsRefsRequest(...branches)));
+  return new Map(branches.flatMap((b) => (refs.has(`refs/heads/${b}`) ? [[b, refs.get(`refs/heads/${b}`) as string] as const] : [])));
+}
+
 /** The branch tip as the server says it now (ls-refs). */
 async function branchTip(input: WireFetchInput): Promise<string | undefined> {
-  const refs = parseLsRefs(await postCommand(input.http, input.url, input.headers, lsRefsRequest(input.branch)));
-  return refs.get(`refs/heads/${input.branch}`);
+  return (await branchTips(input.http, input.url, input.headers, [input.branch])).get(input.branch);
 }
 
 /** The cache's shallow boundary after a fetch: the old one minus what was unshallowed, plus the new. Pure. */

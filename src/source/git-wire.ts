@@ -21,12 +21,14 @@ export class WireUnsupportedError extends Error {
 
 export interface FetchRequest {
   readonly want: string;
+  /** More commits wanted in the same pack (a preview's head and its base branch's tip). */
+  readonly alsoWant?: readonly string[];
   /** Commits the cache holds (the cached head). */
   readonly haves: readonly string[];
   /** The cache's shallow boundary (its `shallow` file). */
   readonly shallow: readonly string[];
-  /** History depth to fetch; 1 for the cache's single-commit history. */
-  readonly depth: number;
+  /** History depth to fetch; 1 for the cache's single-commit history; none: the whole history (merge bases). */
+  readonly depth?: number;
 }
 
 export interface FetchResponse {
@@ -51,23 +53,24 @@ function command(name: string, args: readonly string[]): Buffer {
   return Buffer.concat([pktLine(`command=${name}\n`), DELIM, ...args.map((a) => pktLine(`${a}\n`)), FLUSH]);
 }
 
-/** `ls-refs` for one branch. Pure. */
-export function lsRefsRequest(branch: string): Buffer {
-  return command('ls-refs', [`ref-prefix refs/heads/${branch}`]);
+/** `ls-refs` for the branches named (a prefix each: the caller picks the exact ref). Pure. */
+export function lsRefsRequest(...branches: readonly string[]): Buffer {
+  return command('ls-refs', branches.map((b) => `ref-prefix refs/heads/${b}`));
 }
 
-/** `fetch` of one commit with a depth, offering what the cache holds. Pure. */
+/** `fetch` of one commit (or a few) with a depth or the whole history, offering what the cache holds. Pure. */
 export function fetchRequest(req: FetchRequest): Buffer {
-  for (const oid of [req.want, ...req.haves, ...req.shallow]) {
+  const wants = [req.want, ...(req.alsoWant ?? [])];
+  for (const oid of [...wants, ...req.haves, ...req.shallow]) {
     if (!OID.test(oid)) throw new Error(`not an object id: ${JSON.stringify(oid)}`);
   }
   return command('fetch', [
     'thin-pack',
     'no-progress',
     'ofs-delta',
-    `deepen ${req.depth}`,
+    ...(req.depth === undefined ? [] : [`deepen ${req.depth}`]),
     ...req.shallow.map((o) => `shallow ${o}`),
-    `want ${req.want}`,
+    ...wants.map((o) => `want ${o}`),
     ...req.haves.map((o) => `have ${o}`),
     'done',
   ]);

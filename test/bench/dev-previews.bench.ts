@@ -10,9 +10,9 @@
 //   PR opened       pull_request "opened" -> /fn/dev-pr-<N>/f0 answers the PR's version (fetch of both
 //                   branches, merge base, plan, prepare, start); then closed (not timed)
 //   push to PR      pull_request "synchronized" -> /fn/dev-pr-100/f0 answers the pushed version
-import { createHmac, randomBytes } from 'node:crypto';
-import { createRepo, git as gitIn, startGitServer, WorkClone } from '../helpers/git-server.ts';
-import { callFunction, giteaPush, startDevProcess, type DevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
+import { git as gitIn } from '../helpers/git-server.ts';
+import { callFunction, giteaPullRequest, giteaPush, startDevProcess, type DevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
+import { benchRepository } from './dev-bench-kit.ts';
 
 const runs = Number(process.argv[2] ?? 5);
 const functions = Number(process.argv[3] ?? 20);
@@ -26,22 +26,7 @@ function median(ms: number[]): string {
 }
 
 async function pullRequest(dev: DevProcess, action: string, number: number, branch: string, sha: string): Promise<void> {
-  const body = JSON.stringify({
-    action,
-    number,
-    pull_request: { number, merged: false, head: { ref: branch, sha, repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
-    repository: { id: 1, full_name: 'bench/functions' },
-  });
-  const res = await fetch(`${dev.url}/hooks/dev/local`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-gitea-event': 'pull_request',
-      'x-gitea-delivery': randomBytes(8).toString('hex'),
-      'x-gitea-signature': createHmac('sha256', dev.webhookSecret).update(body).digest('hex'),
-    },
-    body,
-  });
+  const res = await giteaPullRequest(dev, { action, number, branch, sha });
   if (res.status !== 202) throw new Error(`pull_request ${action} answered ${res.status}: ${await res.text()}`);
 }
 
@@ -55,16 +40,12 @@ async function answers(dev: DevProcess, namespace: string, name: string, version
 }
 
 async function main(): Promise<void> {
-  const server = await startGitServer();
-  const repo = await createRepo(server, 'previews-bench');
-  const clone = await WorkClone.create(repo);
   const files: Record<string, string> = {};
   for (let i = 0; i < functions; i++) {
     files[`functions/f${i}/function.yaml`] = 'runtime: nodejs20\n';
     files[`functions/f${i}/handler.js`] = handler('v0');
   }
-  await clone.write(files);
-  await clone.commitAndPush('initial');
+  const { server, repo, clone } = await benchRepository('previews-bench', files);
   const dev = await startDevProcess({ repo: repo.url, path: 'functions', extraArgs: ['--previews'] });
   const git = (...args: string[]) => gitIn(args, clone.dir);
   try {

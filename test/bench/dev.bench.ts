@@ -7,8 +7,8 @@
 // webhook to the first /fn answer that shows the change (polled every 5 ms):
 //   code change   -> fetch, snapshot, plan, prepare a new folder, start a process, health, switch
 //   config change -> fetch, snapshot, plan, start a process from the same folder, health, switch
-import { createRepo, startGitServer, WorkClone } from '../helpers/git-server.ts';
 import { callFunction, giteaPush, startDevProcess, disposeBenchRun } from '../e2e/dev-harness.ts';
+import { benchRepository, stats } from './dev-bench-kit.ts';
 
 const runs = Number(process.argv[2] ?? 10);
 const functions = Number(process.argv[3] ?? 20);
@@ -16,24 +16,13 @@ const functions = Number(process.argv[3] ?? 20);
 const manifest = (greeting: string) => `runtime: nodejs20\nenv:\n  GREETING: "${greeting}"\n`;
 const handler = (version: string) => `exports.handle = async () => ({ version: '${version}', greeting: process.env.GREETING });\n`;
 
-function stats(ms: number[]): string {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
-  const median = s.length % 2 ? at(0.5) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
-  return `median ${median.toFixed(0)} ms  (min ${s[0]?.toFixed(0)}, p90 ${at(0.9).toFixed(0)}, max ${s.at(-1)?.toFixed(0)}; n=${s.length})`;
-}
-
 async function main(): Promise<void> {
-  const server = await startGitServer();
-  const repo = await createRepo(server, 'dev-bench');
-  const clone = await WorkClone.create(repo);
   const files: Record<string, string> = {};
   for (let i = 0; i < functions; i++) {
     files[`functions/f${i}/function.yaml`] = manifest('g0');
     files[`functions/f${i}/handler.js`] = handler('v0');
   }
-  await clone.write(files);
-  await clone.commitAndPush('initial');
+  const { server, repo, clone } = await benchRepository('dev-bench', files);
   const dev = await startDevProcess({ repo: repo.url, path: 'functions' });
   try {
     await dev.waitForLog(/synced rev/, { timeoutMs: 120_000 });

@@ -13,17 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevProcess } from '../e2e/dev-harness.ts';
+import { stats } from './dev-bench-kit.ts';
 
 const lines = Number(process.argv[2] ?? 30);
 const starts = Number(process.argv[3] ?? 5);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function stats(ms: number[]): string {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
-  const median = s.length % 2 ? at(0.5) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
-  return `median ${median.toFixed(0)} ms  (min ${s[0]?.toFixed(0)}, p90 ${at(0.9).toFixed(0)}, max ${s.at(-1)?.toFixed(0)}; n=${s.length})`;
-}
 
 async function main(): Promise<void> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'sless-logs-bench-'));

@@ -8,17 +8,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect, type ChannelModel } from 'amqplib';
-import { queueDepth } from '../helpers/amqp.ts';
+import type { ChannelModel } from 'amqplib';
+import { devAmqp, queueDepth, type DevAmqp } from '../helpers/amqp.ts';
 import { eventually, startDevProcess, type DevProcess } from './dev-harness.ts';
 
-const amqpUrl = process.env.SLESS_TEST_AMQP_URL;
 const queue = `dev-orders-${process.pid}`;
 let folder: string;
 let secrets: string;
 let out: string;
 let dev: DevProcess;
 let conn: ChannelModel;
+let amqp: DevAmqp;
 
 const handler = `import { appendFileSync } from 'node:fs';
 export async function handle(event, context) {
@@ -30,16 +30,13 @@ export async function handle(event, context) {
 `;
 
 function manifest(withQueue: boolean, scaledToZero: boolean | string = false): string {
-  const bare = new URL(amqpUrl as string);
-  bare.username = '';
-  bare.password = '';
   return [
     'runtime: nodejs22',
     'entrypoint: handler.mjs.handle',
     `env: {OUT_FILE: ${JSON.stringify(out)}}`,
     ...(scaledToZero ? [typeof scaledToZero === 'string' ? `scale: ${scaledToZero}` : 'scale: {min: 0, idle: 10s}'] : []),
     ...(withQueue
-      ? ['queues:', '  - name: orders', `    url: ${bare.toString()}`, '    secret: rabbit', `    queue: ${queue}`, '    declare: true', '    prefetch: 20', '    retries: 1']
+      ? ['queues:', '  - name: orders', `    url: ${amqp.bareUrl}`, '    secret: rabbit', `    queue: ${queue}`, '    declare: true', '    prefetch: 20', '    retries: 1']
       : []),
     '',
   ].join('\n');
@@ -68,15 +65,11 @@ async function sync(): Promise<void> {
 }
 
 before(async () => {
-  assert.ok(amqpUrl, 'SLESS_TEST_AMQP_URL is not set: run through `npm test` (it starts test/services/rabbitmq.ts)');
-  conn = await connect(amqpUrl);
+  amqp = await devAmqp();
+  conn = amqp.conn;
   folder = await mkdtemp(path.join(os.tmpdir(), 'sless-dev-queues-'));
-  secrets = await mkdtemp(path.join(os.tmpdir(), 'sless-dev-secrets-'));
+  secrets = amqp.secretsDir;
   out = path.join(folder, 'calls.txt');
-  const u = new URL(amqpUrl);
-  await mkdir(path.join(secrets, 'rabbit'));
-  await writeFile(path.join(secrets, 'rabbit/username'), `${decodeURIComponent(u.username)}\n`);
-  await writeFile(path.join(secrets, 'rabbit/password'), decodeURIComponent(u.password));
   await mkdir(path.join(folder, 'fns/worker'), { recursive: true });
   await writeFile(path.join(folder, 'fns/worker/function.yaml'), manifest(true));
   await writeFile(path.join(folder, 'fns/worker/handler.mjs'), handler);
@@ -89,9 +82,8 @@ before(async () => {
 after(async () => {
   await dev?.stop('SIGTERM');
   await dev?.dispose();
-  await conn?.close().catch(() => undefined);
+  await amqp?.close();
   await rm(folder, { recursive: true, force: true });
-  await rm(secrets, { recursive: true, force: true });
 });
 
 test('1,000 messages: 1,000 successful calls of the function, each id seen, none lost', async () => {

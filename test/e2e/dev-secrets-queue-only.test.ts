@@ -8,23 +8,15 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { connect, type ChannelModel } from 'amqplib';
+import { devAmqp, type DevAmqp } from '../helpers/amqp.ts';
 import { callFunction, eventually, startDevProcess, type DevProcess } from './dev-harness.ts';
 
-const amqpUrl = process.env.SLESS_TEST_AMQP_URL;
 const queue = `dev-queue-only-${process.pid}`;
 let folder: string;
 let secrets: string;
 let out: string;
 let dev: DevProcess;
-let conn: ChannelModel;
-
-const bareUrl = (): string => {
-  const bare = new URL(amqpUrl as string);
-  bare.username = '';
-  bare.password = '';
-  return bare.toString();
-};
+let amqp: DevAmqp;
 
 async function write(file: string, text: string): Promise<void> {
   await mkdir(path.dirname(path.join(folder, file)), { recursive: true });
@@ -32,15 +24,10 @@ async function write(file: string, text: string): Promise<void> {
 }
 
 before(async () => {
-  assert.ok(amqpUrl, 'SLESS_TEST_AMQP_URL is not set: run through `npm test` with SLESS_TEST_SERVICES naming rabbitmq');
-  conn = await connect(amqpUrl);
+  amqp = await devAmqp();
   folder = await mkdtemp(path.join(os.tmpdir(), 'sless-dev-secrets-'));
-  secrets = await mkdtemp(path.join(os.tmpdir(), 'sless-dev-secret-dir-'));
+  secrets = amqp.secretsDir;
   out = path.join(folder, 'calls.txt');
-  const u = new URL(amqpUrl);
-  await mkdir(path.join(secrets, 'rabbit'));
-  await writeFile(path.join(secrets, 'rabbit/username'), decodeURIComponent(u.username));
-  await writeFile(path.join(secrets, 'rabbit/password'), decodeURIComponent(u.password));
   await mkdir(path.join(secrets, 'app-config'));
   await writeFile(path.join(secrets, 'app-config/API_KEY'), 'k-123\n');
   await writeFile(path.join(secrets, 'app-config/MODE'), 'from-secret');
@@ -63,7 +50,7 @@ before(async () => {
       'http: {enabled: false}',
       'queues:',
       '  - name: jobs',
-      `    url: ${bareUrl()}`,
+      `    url: ${amqp.bareUrl}`,
       '    secret: rabbit',
       `    queue: ${queue}`,
       '    declare: true',
@@ -82,9 +69,8 @@ before(async () => {
 after(async () => {
   await dev?.stop('SIGTERM');
   await dev?.dispose();
-  await conn?.close().catch(() => undefined);
+  await amqp?.close();
   await rm(folder, { recursive: true, force: true });
-  await rm(secrets, { recursive: true, force: true });
 });
 
 test('env_from_secrets comes from --secrets-dir DIR/<secret>/<key>; env: wins over a secret key', async () => {
@@ -107,7 +93,7 @@ test('a queue-only function (http.enabled: false) answers 503 on /fn and still g
   assert.equal(routed.status, 503);
   assert.match(routed.body, /http\.enabled: false/);
   const ids = Array.from({ length: 50 }, (_, i) => `q-${i}`);
-  const ch = await conn.createConfirmChannel();
+  const ch = await amqp.conn.createConfirmChannel();
   for (const id of ids) ch.sendToQueue(queue, Buffer.from('{}'), { messageId: id, persistent: true });
   await ch.waitForConfirms();
   await ch.close();

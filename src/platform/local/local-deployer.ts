@@ -32,7 +32,7 @@ export interface LocalDeployerOptions {
    * The environment of a function's env_from_secrets (`--secrets-dir DIR/<secret>/<key>`), read at each
    * deploy; throws with a user's message when a secret is missing. Absent: env_from_secrets is ignored.
    */
-  readonly secretEnv?: (secrets: readonly string[]) => Promise<Record<string, string>>;
+  readonly secretEnv?: (namespace: string, secrets: readonly string[]) => Promise<Record<string, string>>;
 }
 
 /** Phases that say a change is under way: kept until the new version serves (or fails). */
@@ -190,7 +190,7 @@ export class LocalDeployer {
       return undefined;
     }
     try {
-      this.#secretEnvs.set(key, await this.o.secretEnv(record.envFromSecrets));
+      this.#secretEnvs.set(key, await this.o.secretEnv(record.namespace, record.envFromSecrets));
       return undefined;
     } catch (err) {
       const outcome: DeployOutcome = { kind: 'failed', message: `env_from_secrets: ${(err as Error).message}`, stillServing: this.o.runner.processState(record.namespace, record.name) !== 'not started' };

@@ -4,15 +4,12 @@
 //
 // This file owns the lifecycle and composes the parts, one per concern: function-table.ts (records in
 // state.json), local-deployer.ts (deploy a version, apply its outcome), repository-sync.ts (one sync),
-// local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts (triggers and jobs),
-// local-repository.ts (the followed repository).
-import { secretEnvFrom } from './secrets-dir.ts';
+// local-functions.ts (/v1 functions, /fn endpoints), jobs-and-schedules.ts + local-triggers.ts (triggers
+// and jobs), local-repository.ts (the followed repository), local-preview-wiring.ts (pull-request previews).
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
-import type { RevisionReporter } from '../../commit-status/revision-reporter.ts';
 import PQueue from 'p-queue';
-import type { BuildLog } from '../../store/types.ts';
 import type {
   CodeFile,
   UnpackedCode,
@@ -41,60 +38,21 @@ import { FunctionTable } from './function-table.ts';
 import { JobsAndSchedules } from './jobs-and-schedules.ts';
 import { LocalDeployer } from './local-deployer.ts';
 import { LocalScaler } from './local-scaler.ts';
-import type { Metrics } from '../../metrics/metrics.ts';
 import { LocalFunctions } from './local-functions.ts';
 import { LocalRepository } from './local-repository.ts';
 import { LocalState } from './local-state.ts';
-import type { Logger } from './logger.ts';
-import type { LocalRuntimes, RepositoryReader } from './ports.ts';
 import { FunctionPreparer } from './prepare-function.ts';
 import { RepositorySync, type SyncParts } from './repository-sync.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
-import { revisionBuildKeys } from './local-revisions.ts';
+import { FolderCollector } from './folder-collector.ts';
+import type { LocalPlatformOptions } from './local-platform-options.ts';
 import { LocalRollback } from './local-rollback.ts';
-import { queueTriggerIsGitOwned, queueTriggerRecords, type QueueReader } from './local-queue-triggers.ts';
-import { LocalPreviews } from './local-previews.ts';
-import type { PreviewReader } from './preview-source.ts';
-import type { PreviewSettings } from '../../preview/preview-settings.ts';
-import type { CommitStatusPoster } from '../../commit-status/commit-status-poster.ts';
-import type { StatusTarget } from '../../commit-status/status-target.ts';
+import type { QueueReader } from './local-queue-triggers.ts';
+import type { LocalPreviews } from './local-previews.ts';
+import { openLocalPreviews, resolveThroughPreviews, scalingThroughPreviews, secretEnvThroughPreviews } from './local-preview-wiring.ts';
+import { LocalTriggers } from './local-triggers.ts';
 
-export interface LocalPlatformOptions {
-  readonly dataDir: string;
-  /** Namespace of the repository's functions (`/fn/<namespace>/<name>`). */
-  readonly namespace: string;
-  readonly repoName: string;
-  readonly repository: RepositoryReader;
-  readonly runtimes: LocalRuntimes;
-  readonly webhookSecret?: string;
-  readonly pollIntervalMs: number;
-  readonly logger: Logger;
-  /** Where users reach the HTTP listener, e.g. `http://localhost:8080` (known only after listen). */
-  readonly publicUrl: () => string;
-  readonly baseEnv?: Readonly<Record<string, string>>;
-  /** Where builds (prepared folders) are recorded for /v1 .../builds. */
-  readonly buildLog?: BuildLog;
-  readonly drainMs?: number;
-  readonly healthTimeoutMs?: number;
-  /** How many functions a sync builds or starts at the same time (default 4). */
-  readonly deployConcurrency?: number;
-  /** Commit statuses on each synced revision (`--commit-status`). */
-  readonly commitStatus?: RevisionReporter;
-  /** The cap on scale.max (SLESS_MAX_REPLICAS). */
-  readonly maxReplicas?: number;
-  /** Where the scaler reports sless_function_replicas and sless_scale_events_total. */
-  readonly metrics?: Metrics;
-  /** How often the scaler decides (default 1 s). */
-  readonly scaleTickMs?: number;
-  /** Pull-request previews (`--previews`, local-previews.ts); statuses go through `status` when given. */
-  readonly previews?: {
-    readonly settings: PreviewSettings;
-    readonly reader: PreviewReader;
-    readonly status?: { readonly poster: CommitStatusPoster; readonly target: StatusTarget };
-  };
-  /** `--secrets-dir`: env_from_secrets (and queue credentials) from DIR/<secret>/<key>. */
-  readonly secretsDir?: string;
-}
+export type { LocalPlatformOptions } from './local-platform-options.ts';
 
 export class LocalPlatform implements Platform {
   readonly #opts: LocalPlatformOptions;
@@ -108,6 +66,7 @@ export class LocalPlatform implements Platform {
   readonly #deployer: LocalDeployer;
   readonly #scaler: LocalScaler;
   readonly #jobs: JobsAndSchedules;
+  readonly #triggers: LocalTriggers;
   readonly #functions: LocalFunctions;
   readonly #repository: LocalRepository;
   readonly #coalescer: SyncCoalescer;
@@ -117,10 +76,9 @@ export class LocalPlatform implements Platform {
   readonly #deploys: PQueue;
   readonly #previews: LocalPreviews | undefined;
   readonly #rollback: LocalRollback;
-  #queueReader: QueueReader | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  #collecting: Promise<void> = Promise.resolve();
+  readonly #folders: FolderCollector;
 
   constructor(opts: LocalPlatformOptions) {
     this.#opts = opts;
@@ -139,7 +97,7 @@ export class LocalPlatform implements Platform {
       baseEnv: opts.baseEnv,
       drainMs: opts.drainMs,
       healthTimeoutMs: opts.healthTimeoutMs,
-      onFolderReleased: () => this.#collectFolders(),
+      onFolderReleased: () => this.#folders.collect(),
       logs: this.#logs,
     });
     this.#deployer = new LocalDeployer({
@@ -152,8 +110,9 @@ export class LocalPlatform implements Platform {
       preparedAt: (buildKey) => this.#preparer.preparedAt(buildKey),
       interpreterOf: (runtime) => opts.runtimes.interpreterOf?.(runtime),
       ...(opts.maxReplicas === undefined ? {} : { maxReplicas: opts.maxReplicas }),
-      ...(opts.secretsDir === undefined ? {} : { secretEnv: (secrets: readonly string[]) => secretEnvFrom(opts.secretsDir, secrets) }),
+      ...(opts.secretsDir === undefined ? {} : { secretEnv: secretEnvThroughPreviews(opts.secretsDir, () => this.#previews) }),
     });
+    this.#folders = new FolderCollector({ table: this.#table, preparer: this.#preparer, inUse: () => this.#runner.buildKeysInUse(), logger: opts.logger });
     this.#rollback = new LocalRollback({ table: this.#table, state: this.#state, deployer: this.#deployer });
     this.#scaler = new LocalScaler({
       functions: this.#runner,
@@ -208,16 +167,14 @@ export class LocalPlatform implements Platform {
       ...parts,
       ...(opts.commitStatus ? { reportRevision: (rev: string, fns: RevisionFunction[]) => void opts.commitStatus?.report(rev, fns) } : {}),
     }));
-    this.#previews = opts.previews
-      ? new LocalPreviews({
-          ...parts,
-          repoName: opts.repoName,
-          settings: opts.previews.settings,
-          reader: opts.previews.reader,
-          publicUrl: opts.publicUrl,
-          ...(opts.previews.status ? { status: opts.previews.status } : {}),
-        })
-      : undefined;
+    this.#previews = openLocalPreviews(opts.previews, parts, opts.repoName, opts.publicUrl);
+    this.#triggers = new LocalTriggers({
+      jobs: this.#jobs,
+      queueTargets: () => this.queueTriggers(),
+      managedBy,
+      repoName: opts.repoName,
+      repoDisplayUrl: opts.repository.displayUrl,
+    });
     this.#coalescer = new SyncCoalescer(
       (reasons) => (this.#closed ? Promise.resolve() : sync.run(reasons)),
       (err) => opts.logger.error(`sync of ${opts.repository.displayUrl} failed: ${(err as Error).message}`),
@@ -243,9 +200,7 @@ export class LocalPlatform implements Platform {
     const stored = this.#table.all().filter((f) => f.buildKey);
     // Uploads a stopped (or killed) sless dev was unpacking: nothing refers to them.
     await rm(this.uploadsDir, { recursive: true, force: true });
-    // Every kept revision's folder stays: a rollback runs it with no build.
-    const pruned = await this.#preparer.prune(new Set([...stored.map((f) => f.buildKey as string), ...revisionBuildKeys(this.#table.all())]));
-    if (pruned.length > 0) this.#opts.logger.info(`removed ${pruned.length} prepared folders no function uses any more`);
+    await this.#folders.pruneStored();
     await this.#deploys.addAll(stored.map((f) => () => this.#deployer.deploy(f)));
     this.#jobs.resume();
     this.#scaler.start();
@@ -255,9 +210,10 @@ export class LocalPlatform implements Platform {
     this.#pollTimer.unref();
   }
 
-  /** The queue triggers the functions' manifests declare (src/queue/ runs them; dev.ts polls this). */
+  /** The queue triggers the functions' manifests declare (src/queue/ runs them; dev.ts polls this); a preview's as its schedules. */
   queueTriggers(): QueueTriggerTarget[] {
-    return this.#table.all().flatMap((f) => (f.manifest?.queues ?? []).map((spec) => ({ namespace: f.record.namespace, function: f.record.name, spec })));
+    const runs = (f: { record: { namespace: string } }) => this.#previews?.runsTriggers(f.record.namespace) ?? true;
+    return this.#table.all().flatMap((f) => (runs(f) ? (f.manifest?.queues ?? []) : []).map((spec) => ({ namespace: f.record.namespace, function: f.record.name, spec })));
   }
 
   /** Resolves when no sync is running or pending (tests, benchmarks). */
@@ -274,6 +230,7 @@ export class LocalPlatform implements Platform {
   /** Stops polling, schedules and every child process; waits for them to be gone. */
   async close(): Promise<void> {
     this.#closed = true;
+    const collected = this.#folders.close();
     clearInterval(this.#pollTimer);
     this.#scaler.stop();
     this.#jobs.stop();
@@ -282,7 +239,7 @@ export class LocalPlatform implements Platform {
     // new children, so the sync then finishes at once instead of building on.
     await this.#runner.close();
     await this.#coalescer.close();
-    await Promise.allSettled([...this.#background, this.#collecting]);
+    await Promise.allSettled([...this.#background, collected]);
     await this.#opts.repository.close?.();
     await this.#state.save().catch(() => undefined);
   }
@@ -300,38 +257,20 @@ export class LocalPlatform implements Platform {
     this.#logs.forget(namespace, name);
     this.#opts.logger.info(`${name} removed`);
     await this.#state.save();
-    this.#collectFolders();
-  }
-
-  /**
-   * Deletes the prepared folders nothing uses any more (no function's current version, no process
-   * running or draining, no deploy under way), so uploads and pushes do not fill the disk. Serialised.
-   */
-  #collectFolders(): void {
-    if (this.#closed) return;
-    this.#collecting = this.#collecting
-      .then(async () => {
-        const all = this.#table.all();
-        const keep = new Set([...all.flatMap((f) => (f.buildKey ? [f.buildKey] : [])), ...revisionBuildKeys(all), ...this.#runner.buildKeysInUse()]);
-        const gone = await this.#preparer.prune(keep);
-        if (gone.length > 0) this.#opts.logger.info(`removed ${gone.length} prepared folder(s) nothing uses any more`);
-      })
-      .catch((err: unknown) => this.#opts.logger.warn(`cleaning up prepared folders failed: ${(err as Error).message}`));
+    this.#folders.collect();
   }
 
   // ---- Platform: functions (local-functions.ts) ------------------------------------------------
 
   async resolveEndpoint(requested: string, name: string): Promise<Endpoint> {
-    const route = this.#previews?.route(requested, name);
-    if (route && 'endpoint' in route) return route.endpoint;
-    // A preview's function the PR leaves alone is production's own (no copy).
-    const namespace = route?.namespace ?? requested;
-    const endpoint = this.#functions.resolveEndpoint(namespace, name);
-    // Until the repository is read, a name not known yet may well be one of its functions.
-    if (endpoint.kind === 'not-found' && namespace === this.#opts.namespace && !this.#sync.readOnce) {
-      return { kind: 'not-ready', reason: `sless dev is still reading the repository ${this.#opts.repository.displayUrl} (its first sync)` };
-    }
-    return endpoint;
+    return resolveThroughPreviews(this.#previews, requested, name, (namespace) => {
+      const endpoint = this.#functions.resolveEndpoint(namespace, name);
+      // Until the repository is read, a name not known yet may well be one of its functions.
+      if (endpoint.kind === 'not-found' && namespace === this.#opts.namespace && !this.#sync.readOnce) {
+        return { kind: 'not-ready', reason: `sless dev is still reading the repository ${this.#opts.repository.displayUrl} (its first sync)` };
+      }
+      return endpoint;
+    });
   }
   ensureNamespace(namespace: string): Promise<void> {
     return this.#functions.ensureNamespace(namespace);
@@ -368,15 +307,7 @@ export class LocalPlatform implements Platform {
    * at a preview URL that production answers counts for, and wakes, the production function.
    */
   get scaling(): FunctionScaling {
-    const scaler = this.#scaler;
-    const at = (namespace: string, name: string): string => {
-      const route = this.#previews?.route(namespace, name);
-      return route && 'namespace' in route ? route.namespace : namespace;
-    };
-    return {
-      requestBegan: (namespace, name) => scaler.requestBegan(at(namespace, name), name),
-      wake: (namespace, name) => scaler.wake(at(namespace, name), name),
-    };
+    return scalingThroughPreviews(this.#previews, this.#scaler);
   }
   /** Pull-request previews, when `--previews` turned them on. */
   get previews(): LocalPreviews | undefined {
@@ -407,35 +338,26 @@ export class LocalPlatform implements Platform {
     return this.#logs.read(namespace, name, query);
   }
 
-  // ---- Platform: triggers and jobs (jobs-and-schedules.ts) ------------------------------------
+  // ---- Platform: triggers and jobs (local-triggers.ts, jobs-and-schedules.ts) -----------------
 
   async listTriggers(namespace: string): Promise<TriggerRecord[]> {
-    return [...this.#jobs.listTriggers(namespace), ...this.#queueTriggers(namespace)].sort((a, b) => (a.name < b.name ? -1 : 1));
+    return this.#triggers.list(namespace);
   }
   async getTrigger(namespace: string, name: string): Promise<TriggerRecord> {
-    return this.#queueTriggers(namespace).find((t) => t.name === name) ?? this.#jobs.getTrigger(namespace, name);
+    return this.#triggers.get(namespace, name);
   }
   createTrigger(namespace: string, input: TriggerInput): Promise<TriggerRecord> {
-    return this.#jobs.createTrigger(namespace, input);
+    return this.#triggers.create(namespace, input);
   }
-  async setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
-    this.#refuseQueueTrigger(namespace, name);
-    return this.#jobs.setTriggerEnabled(namespace, name, enabled);
+  setTriggerEnabled(namespace: string, name: string, enabled: boolean): Promise<TriggerRecord> {
+    return this.#triggers.setEnabled(namespace, name, enabled);
   }
-  async deleteTrigger(namespace: string, name: string): Promise<void> {
-    this.#refuseQueueTrigger(namespace, name);
-    return this.#jobs.deleteTrigger(namespace, name);
+  deleteTrigger(namespace: string, name: string): Promise<void> {
+    return this.#triggers.delete(namespace, name);
   }
   /** Where /v1 and the console read the consumers' readings (dev.ts: the running queue triggers). */
   readQueuesFrom(reader: QueueReader): void {
-    this.#queueReader = reader;
-  }
-  #queueTriggers(namespace: string): TriggerRecord[] {
-    return queueTriggerRecords(this.queueTriggers(), namespace, `git:${this.#opts.repoName}`, this.#queueReader);
-  }
-  #refuseQueueTrigger(namespace: string, name: string): void {
-    const t = this.#queueTriggers(namespace).find((q) => q.name === name);
-    if (t) throw queueTriggerIsGitOwned(t, this.#opts.repository.displayUrl, this.#opts.repoName);
+    this.#triggers.readQueuesFrom(reader);
   }
   async listJobs(namespace: string): Promise<JobRecord[]> {
     return this.#jobs.listJobs(namespace);

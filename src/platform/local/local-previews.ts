@@ -41,6 +41,8 @@ export type PreviewRoute = { readonly namespace: string } | { readonly endpoint:
 export class LocalPreviews implements PlatformPreviews {
   readonly #o: LocalPreviewsOptions;
   readonly #syncs = new Map<number, SyncCoalescer>();
+  /** The head each PR's last delivery named: a hint for the fetch (preview-source.ts), never trusted. */
+  readonly #heads = new Map<number, string>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -68,6 +70,7 @@ export class LocalPreviews implements PlatformPreviews {
     this.#closed = true;
     clearInterval(this.#timer);
     await Promise.allSettled([...this.#syncs.values()].map((s) => s.close()));
+    await this.#o.reader.close?.();
   }
 
   /** Resolves when no preview build is running or pending (tests, benchmarks). */
@@ -113,6 +116,7 @@ export class LocalPreviews implements PlatformPreviews {
         };
         if (!o.state.data.namespaces.includes(decision.namespace)) o.state.data.namespaces.push(decision.namespace);
         await o.state.save();
+        this.#heads.set(decision.number, decision.head);
         this.#syncOf(decision.number).request(reason);
         return { outcome: 'accepted', message: decision.message };
       }
@@ -138,6 +142,20 @@ export class LocalPreviews implements PlatformPreviews {
           return { name: f.name, state: f.state, ...(phase ? { phase } : {}), ...(url ? { url } : {}) };
         }),
       }));
+  }
+
+  /** True for an open preview's namespace when its functions get no Secrets (`secrets: none`, the default). */
+  withholdsSecrets(namespace: string): boolean {
+    return this.#o.settings.secrets !== 'inherit' && this.#isPreview(namespace);
+  }
+
+  /** Whether the queue triggers of `namespace`'s functions consume: not in a preview without `schedules: true`. */
+  runsTriggers(namespace: string): boolean {
+    return this.#o.settings.schedules || !this.#isPreview(namespace);
+  }
+
+  #isPreview(namespace: string): boolean {
+    return Object.values(this.#stored).some((p) => p.namespace === namespace);
   }
 
   /**
@@ -180,7 +198,7 @@ export class LocalPreviews implements PlatformPreviews {
     const log = prefixed(o.logger, `pr #${number}: `);
     let read;
     try {
-      read = await o.reader.read(start.branch);
+      read = await o.reader.read(start.branch, { head: this.#heads.get(number), base: o.state.data.repository.revision });
     } catch (err) {
       if (!(err instanceof PreviewBranchMissing)) throw err;
       log.info(`${err.message}; nothing built`);
@@ -255,6 +273,7 @@ export class LocalPreviews implements PlatformPreviews {
     const o = this.#o;
     const sync = this.#syncs.get(number);
     this.#syncs.delete(number);
+    this.#heads.delete(number);
     await sync?.close();
     const p = await this.#forget(number);
     if (p) o.logger.info(`preview ${p.namespace} removed (${why})`);

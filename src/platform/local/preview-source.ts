@@ -1,16 +1,29 @@
 // What a pull request's preview reads in `sless dev`: the head of its branch and the merge base of that
 // head with the watched branch, each as a Snapshot (the same SnapshotBuilder as every sync). The merge
-// base needs history, so previews keep their own cache (<data-dir>/previews.git) fetched without
-// --depth: both branches, incrementally after the first time. A local git repository is read in place.
-// The PR's diff is then planned per folder (src/preview/preview-plan.ts).
-import { mkdir } from 'node:fs/promises';
+// base needs history, so previews keep their own cache (<data-dir>/previews.git) with whole history. A
+// local git repository is read in place. The PR's diff is then planned per folder (src/preview/preview-plan.ts).
+//
+// Fetching (a git URL): the first time `git fetch` of both branches (a clone's worth; git is fastest at
+// it). After that, in process over protocol v2 as the watched branch's sync fetches (git-wire-fetch.ts):
+// one ls-refs POST for both tips and, beside it, one fetch POST of the commits the delivery and the
+// last sync named (hints: they save the round trip, the tips from ls-refs decide); a tip still missing
+// after that is fetched then. Any trouble with the in-process path falls back to `git fetch`.
+// The head's snapshot is read while git finds the merge base, and merge bases' snapshots are kept by
+// commit: pushes to a PR whose base did not move read only the head.
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
+import git from 'isomorphic-git';
 import { manifestCapsOf, type ManifestCaps } from '../../manifest/defaults.ts';
 import { SnapshotBuilder } from '../../source/build-snapshot.ts';
 import { splitCredentials, authorizationHeader } from '../../source/git-auth.ts';
 import { pinnedResolve, run as runGit } from '../../source/git-cli.ts';
+import { createGitHttp } from '../../source/git-http.ts';
 import { redactUrl } from '../../source/git-source-error.ts';
 import { GitTree, TreeMemo } from '../../source/git-tree.ts';
+import { WireUnsupportedError } from '../../source/git-wire.ts';
+import { branchTips, fetchHistory } from '../../source/git-wire-fetch.ts';
+import type { PackBase } from '../../source/pack-index.ts';
 import { TargetPolicy } from '../../source/target-policy.ts';
 import type { Snapshot } from '../../source/types.ts';
 import { gitDirsOf } from './git-dirs.ts';
@@ -23,8 +36,18 @@ export interface PreviewRead {
   readonly mergeBase: Snapshot;
 }
 
+/** Commits the caller expects (never trusted: the branch tips the server lists decide). */
+export interface PreviewReadHints {
+  /** The PR's head as the delivery named it. */
+  readonly head?: string | undefined;
+  /** The watched branch's head as its last sync read it. */
+  readonly base?: string | undefined;
+}
+
 export interface PreviewReader {
-  read(branch: string): Promise<PreviewRead>;
+  read(branch: string, hints?: PreviewReadHints): Promise<PreviewRead>;
+  /** Releases connections. */
+  close?(): Promise<void>;
 }
 
 /** The PR's branch is not there (deleted after the delivery was sent): the delivery is ignored. */
@@ -43,68 +66,176 @@ export interface PreviewReaderOptions extends ManifestCaps {
 
 // A branch name as git allows it in a refspec, and nothing that could read as an option or a range.
 const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/+-]{1,200}(?<![./])$/;
+const OID = /^[0-9a-f]{40}$/;
+/** Merge bases' snapshots kept (by commit). */
+const BASE_SNAPSHOTS = 8;
+/** Past this many packs (one per in-process fetch) the cache is repacked into one. */
+const MAX_PACKS = 50;
 
 export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
   const snapshots = new SnapshotBuilder();
   const caps = manifestCapsOf(opts);
   const cache = {};
   const memo = new TreeMemo();
+  const baseSnapshots = new Map<string, Snapshot>();
   const remote = isGitUrl(opts.repo) ? splitCredentials(opts.repo) : undefined;
   const gitdir = remote ? path.join(path.resolve(opts.cacheDir), 'previews.git') : gitDirsOf(path.resolve(opts.repo))?.commonDir;
   if (!gitdir) throw new Error(`--previews needs --repo to be a git URL or a local git repository, not the plain folder ${opts.repo}`);
   const headers: Record<string, string> = {};
   const authorization = remote ? authorizationHeader(remote.auth) : undefined;
   if (authorization) headers['authorization'] = authorization;
-  const git = async (args: string[], config: ReadonlyArray<readonly [string, string]> = []): Promise<string> => {
+  const http = remote ? createGitHttp(TargetPolicy.anyTarget()) : undefined;
+  let wireOff = false;
+  const gitCli = async (args: string[], config: ReadonlyArray<readonly [string, string]> = []): Promise<string> => {
     const r = await runGit(args, { gitdir, headers, config });
     if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${r.stderr.trim().split('\n').slice(-2).join(' ')}`);
     return r.stdout.toString('utf8').trim();
   };
   const refOf = (branch: string) => (remote ? `refs/sless/heads/${branch}` : `refs/heads/${branch}`);
+  const missing = (branch: string) => new PreviewBranchMissing(`branch ${branch} does not exist in ${remote ? redactUrl(opts.repo) : opts.repo}`);
   let serial: Promise<unknown> = Promise.resolve();
 
-  const fetchBoth = async (branch: string): Promise<void> => {
-    if (!remote) return;
+  const fetchBoth = async (url: string, branch: string): Promise<void> => {
     await mkdir(gitdir, { recursive: true });
-    await git(['init', '--bare', '--quiet']);
-    const pinned = await pinnedResolve(TargetPolicy.anyTarget(), new URL(remote.url));
-    const args = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', remote.url, `+refs/heads/${opts.branch}:${refOf(opts.branch)}`, `+refs/heads/${branch}:${refOf(branch)}`];
+    await gitCli(['init', '--bare', '--quiet']);
+    const pinned = await pinnedResolve(TargetPolicy.anyTarget(), new URL(url));
+    const args = [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--prune',
+      url,
+      `+refs/heads/${opts.branch}:${refOf(opts.branch)}`,
+      `+refs/heads/${branch}:${refOf(branch)}`,
+    ];
     const r = await runGit(args, { gitdir, headers, config: pinned });
     if (r.code === 0) return;
     if (/couldn't find remote ref refs\/heads\/(.*)/.test(r.stderr)) {
-      const missing = /couldn't find remote ref refs\/heads\/(\S*)/.exec(r.stderr)?.[1];
-      throw new PreviewBranchMissing(`branch ${missing ?? branch} does not exist in ${redactUrl(opts.repo)}`);
+      const gone = /couldn't find remote ref refs\/heads\/(\S*)/.exec(r.stderr)?.[1];
+      throw new PreviewBranchMissing(`branch ${gone ?? branch} does not exist in ${redactUrl(opts.repo)}`);
     }
     throw new Error(`fetching ${branch} and ${opts.branch} from ${redactUrl(opts.repo)} failed: ${r.stderr.trim().split('\n').slice(-2).join(' ')}`);
   };
 
-  const read = async (branch: string): Promise<PreviewRead> => {
-    if (!BRANCH.test(branch)) throw new PreviewBranchMissing(`"${branch.slice(0, 80)}" is not a branch name`);
-    await fetchBoth(branch);
+  const resolveBoth = async (branch: string): Promise<{ head: string; base: string }> => {
     const resolve = (b: string) =>
-      git(['rev-parse', '--verify', '--quiet', `${refOf(b)}^{commit}`]).catch(() => {
-        throw new PreviewBranchMissing(`branch ${b} does not exist in ${remote ? redactUrl(opts.repo) : opts.repo}`);
+      gitCli(['rev-parse', '--verify', '--quiet', `${refOf(b)}^{commit}`]).catch(() => {
+        throw missing(b);
       });
-    const head = await resolve(branch);
-    const base = await resolve(opts.branch);
-    const mergeBase = await git(['merge-base', head, base]).catch(() => {
-      throw new Error(`branch ${branch} shares no history with ${opts.branch}; a preview needs their merge base`);
-    });
+    return { head: await resolve(branch), base: await resolve(opts.branch) };
+  };
+
+  const looseRef = async (ref: string): Promise<string | undefined> => {
+    const text = await readFile(path.join(gitdir, ref), 'utf8').catch(() => '');
+    return OID.test(text.trim()) ? text.trim() : undefined;
+  };
+  const writeRef = async (ref: string, oid: string): Promise<void> => {
+    const file = path.join(gitdir, ref);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(`${file}.lock`, `${oid}\n`);
+    await rename(`${file}.lock`, file);
+  };
+  const hasCommit = (oid: string): Promise<boolean> =>
+    git.readCommit({ fs, gitdir, oid, cache }).then(
+      () => true,
+      () => false,
+    );
+  const readObject = async (oid: string): Promise<PackBase> => {
+    const { type, object } = await git.readObject({ fs, gitdir, oid, format: 'content', cache });
+    if (type === 'deflated' || type === 'wrapped') throw new Error(`git object ${oid} was not inflated`);
+    return { type, content: Buffer.from(object as Uint8Array) };
+  };
+
+  /** The in-process fetch into a cache that already holds the watched branch: the two tips, fetched when missing. */
+  const fetchInProcess = async (url: string, branch: string, hints: PreviewReadHints): Promise<{ head: string; base: string }> => {
+    const client = http as NonNullable<typeof http>;
+    const dir = path.join(gitdir, 'refs', 'sless', 'heads');
+    const names = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+    const haves = [...new Set((await Promise.all(names.map((n) => looseRef(path.join('refs', 'sless', 'heads', n))))).filter((o): o is string => !!o))];
+    const tipsAsked = branchTips(client, url, headers, [opts.branch, branch]);
+    tipsAsked.catch(() => undefined);
+    const hinted: string[] = [];
+    for (const h of [hints.head, hints.base]) if (h && OID.test(h) && !hinted.includes(h) && !(await hasCommit(h))) hinted.push(h);
+    const [first, ...rest] = hinted;
+    // A hint that is no tip any more (pushed to since) fails this fetch; the tips below then come.
+    const early = first
+      ? fetchHistory({ http: client, url, headers, gitdir, wants: [first, ...rest], haves, readObject }).then(
+          () => true,
+          () => false,
+        )
+      : Promise.resolve(false);
+    const tips = await tipsAsked;
+    const head = tips.get(branch);
+    if (!head) throw missing(branch);
+    const base = tips.get(opts.branch);
+    if (!base) throw new Error(`branch ${opts.branch} does not exist in ${redactUrl(opts.repo)}`);
+    const fetchedEarly = await early;
+    const wanted = [...new Set([head, base])];
+    const lacking: string[] = [];
+    for (const oid of wanted) if (!(await hasCommit(oid))) lacking.push(oid);
+    const [want, ...alsoWant] = lacking;
+    if (want)
+      await fetchHistory({
+        http: client,
+        url,
+        headers,
+        gitdir,
+        wants: [want, ...alsoWant],
+        haves: fetchedEarly ? [...haves, ...hinted] : haves,
+        readObject,
+      });
+    await Promise.all([writeRef(refOf(branch), head), writeRef(refOf(opts.branch), base)]);
+    const packs = (await readdir(path.join(gitdir, 'objects', 'pack')).catch(() => [] as string[])).filter((f) => f.endsWith('.pack')).length;
+    if (packs > MAX_PACKS) await gitCli(['repack', '-a', '-d', '-q']);
+    return { head, base };
+  };
+
+  const fetchAndResolve = async (branch: string, hints: PreviewReadHints): Promise<{ head: string; base: string }> => {
+    if (!remote) return resolveBoth(branch);
+    if (!wireOff && (await looseRef(refOf(opts.branch)))) {
+      try {
+        return await fetchInProcess(remote.url, branch, hints);
+      } catch (err) {
+        if (err instanceof PreviewBranchMissing) throw err;
+        if (err instanceof WireUnsupportedError && err.permanent) wireOff = true;
+        // Otherwise as the first time: `git fetch` (it says what went wrong, if anything still does).
+      }
+    }
+    await fetchBoth(remote.url, branch);
+    return resolveBoth(branch);
+  };
+
+  const snapshotOf = (commit: string): Promise<Snapshot> => readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }), caps).then((r) => r.snapshot);
+
+  const read = async (branch: string, hints: PreviewReadHints): Promise<PreviewRead> => {
+    if (!BRANCH.test(branch)) throw new PreviewBranchMissing(`"${branch.slice(0, 80)}" is not a branch name`);
+    const { head, base } = await fetchAndResolve(branch, hints);
     memo.rotate();
-    const tree = (commit: string) => new GitTree({ gitdir, commit, cache, memo });
-    const [headRead, baseRead] = await Promise.all([
-      readerOver(snapshots, opts.path, tree(head), caps),
-      readerOver(snapshots, opts.path, tree(mergeBase), caps),
-    ]);
-    return { head: headRead, mergeBase: baseRead.snapshot };
+    const mergeBase = async (): Promise<Snapshot> => {
+      const commit = await gitCli(['merge-base', head, base]).catch(() => {
+        throw new Error(`branch ${branch} shares no history with ${opts.branch}; a preview needs their merge base`);
+      });
+      const kept = baseSnapshots.get(commit);
+      if (kept) return kept;
+      const snapshot = await snapshotOf(commit);
+      baseSnapshots.set(commit, snapshot);
+      if (baseSnapshots.size > BASE_SNAPSHOTS) baseSnapshots.delete(baseSnapshots.keys().next().value as string);
+      return snapshot;
+    };
+    const [headRead, baseSnapshot] = await Promise.all([readerOver(snapshots, opts.path, new GitTree({ gitdir, commit: head, cache, memo }), caps), mergeBase()]);
+    return { head: headRead, mergeBase: baseSnapshot };
   };
 
   return {
     // One fetch at a time into the one cache.
-    read(branch) {
-      const next = serial.then(() => read(branch));
+    read(branch, hints = {}) {
+      const next = serial.then(() => read(branch, hints));
       serial = next.catch(() => undefined);
       return next;
+    },
+    close: async () => {
+      await http?.close();
     },
   };
 }
