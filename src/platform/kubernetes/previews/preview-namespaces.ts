@@ -48,8 +48,9 @@ export class PreviewNamespaces {
    * platform's own Secrets or git credentials). A Secret missing in the base is left out: the function's
    * own reconcile then says which one is missing, as in production.
    */
-  async copySecrets(base: string, preview: string, names: readonly string[]): Promise<void> {
-    await this.ctx.tenants.checkEnvSecrets(base, names);
+  async copySecrets(base: string, preview: string, names: readonly string[], opts: { readonly pullSecrets?: boolean } = {}): Promise<void> {
+    // The image pull Secrets the operator put in the base (SLESS_IMAGE_PULL_SECRETS) are the platform's, copied unchecked.
+    if (!opts.pullSecrets) await this.ctx.tenants.checkEnvSecrets(base, names);
     for (const name of new Set(names)) {
       let secret;
       try {

@@ -160,6 +160,7 @@ export class PreviewReconcile {
     const cap = ctx.settings.limits.functionsPerNamespace;
     if (plan.build.length > cap) throw new Error(`the pull request changes ${plan.build.length} functions, more than the ${cap} one namespace may hold (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`);
     await this.namespaces.ensure(previewNs, id);
+    if (ctx.settings.imagePullSecrets.length > 0) await this.namespaces.copySecrets(id.namespace, previewNs, ctx.settings.imagePullSecrets, { pullSecrets: true });
     if (settings.secrets === 'inherit') {
       await this.namespaces.copySecrets(id.namespace, previewNs, plan.build.flatMap((f) => f.manifest?.envFromSecrets ?? []));
     }
