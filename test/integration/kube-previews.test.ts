@@ -171,6 +171,52 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     assert.equal((await status(head, (s) => s.status === 'success', 'success after the second push')).description, '2 built, 1 from production');
   });
 
+  it('schedules and env_from_secrets: left out by default; with schedules: true and secrets: inherit, the cron Trigger runs and the Secret is copied', async () => {
+    await core(kit.kc).createNamespacedSecret({ namespace: kit.ns, body: { metadata: { name: 'db' }, stringData: { DB_PASSWORD: 'pw' } } });
+    const yaml = 'runtime: nodejs20\nenv_from_secrets: [db]\nschedules: [{name: nightly, cron: "0 3 * * *"}]\n';
+    const head = await wc.commit({ 'functions/alpha/function.yaml': yaml }, 'alpha: a schedule and a Secret', 'change-alpha');
+    await deliver(pr1, 'synchronized');
+    await eventually(async () => assert.equal((await entry(pr1))?.head, head), { timeoutMs: 60_000 });
+    const alpha = () => getCustom<FunctionResource>(customApi(kit.kc), ns1, 'functions', 'alpha');
+    assert.deepEqual((await alpha())?.spec?.envFromSecrets, []);
+    assert.equal(await getCustom(customApi(kit.kc), ns1, 'triggers', 'alpha-cron-nightly'), undefined, 'no schedule in a preview by default');
+    await assert.rejects(core(kit.kc).readNamespacedSecret({ namespace: ns1, name: 'db' }), /404|not found/i);
+    await patchCustom(kit, 'functionrepositories', 'fns', [
+      { op: 'replace', path: '/spec/previews/schedules', value: true },
+      { op: 'replace', path: '/spec/previews/secrets', value: 'inherit' },
+    ]);
+    // Settings apply at the PR's next delivery.
+    await deliver(pr1, 'synchronized');
+    await eventually(async () => assert.deepEqual((await alpha())?.spec?.envFromSecrets, ['db']), { timeoutMs: 60_000 });
+    assert.ok(await getCustom(customApi(kit.kc), ns1, 'triggers', 'alpha-cron-nightly'), 'the schedule with schedules: true');
+    const copied = await core(kit.kc).readNamespacedSecret({ namespace: ns1, name: 'db' });
+    assert.equal(Buffer.from(copied.data?.DB_PASSWORD ?? '', 'base64').toString(), 'pw');
+    await patchCustom(kit, 'functionrepositories', 'fns', [
+      { op: 'replace', path: '/spec/previews/schedules', value: false },
+      { op: 'replace', path: '/spec/previews/secrets', value: 'none' },
+    ]);
+  });
+
+  it('a namespace of the preview name that is not a preview: refused with a status; another base branch or a bad number: ignored', async () => {
+    await wc.git('checkout', '-q', 'main');
+    await wc.git('checkout', '-q', '-b', 'squatted');
+    const head = await wc.commit(fn('beta', 'v-squat'), 'beta squat', 'squatted');
+    const number = await openPr('squatted');
+    await core(kit.kc).createNamespace({ body: { metadata: { name: `${kit.ns}-pr-${number}` } } });
+    await deliver(number, 'opened');
+    assert.match((await status(head, (s) => s.status === 'failure', 'refused: namespace taken')).description, /exists and is not this repository's preview/);
+    assert.equal(await entry(number), undefined);
+    const pr = await api.call<Record<string, unknown>>('GET', `/repos/${repo.fullName}/pulls/${number}`);
+    const other = readPullRequest('gitea', { action: 'synchronized', number, pull_request: { ...pr, base: { ...(pr.base as object), ref: 'release' } } });
+    assert.ok(!('error' in other));
+    assert.deepEqual(await previews.pullRequest(kit.ns, 'fns', other, 'test'), { outcome: 'ignored', message: `pull request #${number} targets release; this repository watches main` });
+    const bad = readPullRequest('gitea', { action: 'opened', number: -1, pull_request: pr });
+    assert.ok(!('error' in bad));
+    assert.equal((await previews.pullRequest(kit.ns, 'fns', bad, 'test')).outcome, 'ignored');
+    await api.call('PATCH', `/repos/${repo.fullName}/pulls/${number}`, { state: 'closed' });
+    await core(kit.kc).deleteNamespace({ name: `${kit.ns}-pr-${number}` });
+  });
+
   it('a pull request from a fork builds nothing, and its head gets a failure status saying so', async () => {
     const { head, number } = await api.forkPullRequest(repo, fn('alpha', 'v-fork'));
     const answer = await deliver(number, 'opened');
