@@ -8,14 +8,15 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { KubePreviews } from '../../src/platform/kubernetes/previews/kube-previews.ts';
-import { SlessObjects } from '../../src/platform/kubernetes/sless-objects.ts';
+import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
+import type { PlatformPreviews } from '../../src/platform/types.ts';
 import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { readPullRequest } from '../../src/webhook/pull-request.ts';
 import { GiteaApi, giteaFromEnv, WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
 import { eventually, getCustom } from '../helpers/kube.ts';
 import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { batchApi, core, customApi, DIGEST_A, patchCustom, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
+import { platformSettings, testS3Store } from './kube-platform-kit.ts';
 
 const env = giteaFromEnv();
 if (!env) throw new Error('this test needs the gitea test service: SLESS_TEST_SERVICES=kube,s3,git,gitea (built by .ci/install.d/40-gitea.sh)');
@@ -30,15 +31,29 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
   let kit: Kit;
   let wc: WorkingCopy;
   let repo: { cloneUrl: string; fullName: string };
-  let previews: KubePreviews;
+  /** What /hooks hands a verified pull-request delivery to on any replica. */
+  let previews: PlatformPreviews;
 
-  const deliver = async (number: number, action: string) => {
-    const pr = await api.call<Record<string, unknown>>('GET', `/repos/${repo.fullName}/pulls/${number}`);
+  /**
+   * Gitea's delivery of `action` for PR `number`: its pull request JSON as Gitea has it once it has taken
+   * in the push of `head` (Gitea updates a PR's head in the background, and delivers only then).
+   */
+  const deliver = async (number: number, action: string, head?: string) => {
+    const pr = await eventually(
+      async () => {
+        const p = await api.call<{ head?: { sha?: string } } & Record<string, unknown>>('GET', `/repos/${repo.fullName}/pulls/${number}`);
+        if (head && p.head?.sha !== head) throw new Error(`Gitea has not taken in ${head} for #${number} yet`);
+        return p;
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
     const event = readPullRequest('gitea', { action, number, pull_request: pr });
     if ('error' in event) throw new Error(event.error);
     return previews.pullRequest(kit.ns, 'fns', event, 'test delivery');
   };
-  const openPr = async (branch: string) => (await api.call<{ number: number }>('POST', `/repos/${repo.fullName}/pulls`, { head: branch, base: 'main', title: branch })).number;
+  // Gitea takes in a pushed branch in the background: a PR for it may be refused (404) for a moment.
+  const openPr = async (branch: string) =>
+    (await eventually(() => api.call<{ number: number }>('POST', `/repos/${repo.fullName}/pulls`, { head: branch, base: 'main', title: branch }), { timeoutMs: 30_000, intervalMs: 250 })).number;
   const status = (sha: string, done: (s: CommitStatusRecord) => boolean, what: string) =>
     eventually(
       async () => {
@@ -91,7 +106,8 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
       body: { metadata: { name: 'fns-git' }, type: 'sless.kube5s.ru/git-credentials', stringData: { token, webhookSecret: 'w' } },
     });
     await kit.startController(undefined, { watchAll: true });
-    previews = new KubePreviews({ objects: new SlessObjects(kit.kc), now: () => new Date() });
+    const store = testS3Store();
+    previews = new KubernetesPlatform({ kubeConfig: kit.kc, store, settings: platformSettings(store) }).previews;
     await kit.createRepository('fns', {
       url: repo.cloneUrl,
       path: 'functions',
@@ -153,7 +169,7 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
   it('a second push rebuilds only what changed: beta is added, alpha untouched', async () => {
     const alphaBefore = (await previewFunctions(ns1)).find((f) => f.metadata?.name === 'alpha');
     const head = await wc.commit(fn('beta', 'v2-pr'), 'beta v2', 'change-alpha');
-    assert.equal((await deliver(pr1, 'synchronized')).outcome, 'accepted');
+    assert.equal((await deliver(pr1, 'synchronized', head)).outcome, 'accepted');
     await eventually(
       async () => {
         const p = await entry(pr1);
@@ -175,8 +191,8 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     await core(kit.kc).createNamespacedSecret({ namespace: kit.ns, body: { metadata: { name: 'db' }, stringData: { DB_PASSWORD: 'pw' } } });
     const yaml = 'runtime: nodejs20\nenv_from_secrets: [db]\nschedules: [{name: nightly, cron: "0 3 * * *"}]\n';
     const head = await wc.commit({ 'functions/alpha/function.yaml': yaml }, 'alpha: a schedule and a Secret', 'change-alpha');
-    await deliver(pr1, 'synchronized');
-    await eventually(async () => assert.equal((await entry(pr1))?.head, head), { timeoutMs: 60_000 });
+    await deliver(pr1, 'synchronized', head);
+    await eventually(async () => assert.equal((await entry(pr1))?.head, head), { timeoutMs: 90_000 });
     const alpha = () => getCustom<FunctionResource>(customApi(kit.kc), ns1, 'functions', 'alpha');
     assert.deepEqual((await alpha())?.spec?.envFromSecrets, []);
     assert.equal(await getCustom(customApi(kit.kc), ns1, 'triggers', 'alpha-cron-nightly'), undefined, 'no schedule in a preview by default');
@@ -262,10 +278,14 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
   });
 
   it('deleting the FunctionRepository removes its preview namespaces (its finalizer)', async () => {
-    await api.call('PATCH', `/repos/${repo.fullName}/pulls/${pr2}`, { state: 'open' });
-    assert.equal((await deliver(pr2, 'reopened')).outcome, 'accepted');
-    const ns2 = `${kit.ns}-pr-${pr2}`;
-    await eventually(async () => assert.equal((await entry(pr2))?.planned, true), { timeoutMs: 60_000 });
+    // A new PR (a reopened one would first wait for its closed namespace to finish terminating).
+    await wc.git('checkout', '-q', 'main');
+    await wc.git('checkout', '-q', '-b', 'last');
+    await wc.commit(fn('gamma', 'v-last'), 'gamma last', 'last');
+    const pr = await openPr('last');
+    assert.equal((await deliver(pr, 'opened')).outcome, 'accepted');
+    const ns2 = `${kit.ns}-pr-${pr}`;
+    await eventually(async () => assert.equal((await entry(pr))?.planned, true), { timeoutMs: 90_000 });
     assert.ok((await kit.getRepository('fns')).metadata?.finalizers?.includes('sless.kube5s.ru/cleanup'));
     await customApi(kit.kc).deleteNamespacedCustomObject({ group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functionrepositories', name: 'fns' });
     await namespaceGone(ns2);
