@@ -233,6 +233,29 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     await core(kit.kc).deleteNamespace({ name: `${kit.ns}-pr-${number}` });
   });
 
+  it('a head branch deleted before the leader reads it: nothing is built and nothing stays behind', async () => {
+    await wc.git('checkout', '-q', 'main');
+    await wc.git('checkout', '-q', '-b', 'short-lived');
+    await wc.commit(fn('beta', 'v-gone'), 'beta gone', 'short-lived');
+    const number = await openPr('short-lived');
+    const pr = await api.call<Record<string, unknown>>('GET', `/repos/${repo.fullName}/pulls/${number}`);
+    await api.deleteBranch(repo.fullName, 'short-lived');
+    const event = readPullRequest('gitea', { action: 'opened', number, pull_request: pr });
+    assert.ok(!('error' in event));
+    assert.equal((await previews.pullRequest(kit.ns, 'fns', event, 'test')).outcome, 'accepted');
+    await eventually(
+      async () => {
+        const r = await kit.getRepository('fns');
+        assert.equal(r.metadata?.annotations?.[`preview.sless.kube5s.ru/pr-${number}`], undefined, 'the delivery is handled');
+        assert.equal(r.status?.previews?.find((p) => p.number === number), undefined);
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.ok(kit.logs.some((l) => l.includes(`pull request #${number}: branch short-lived does not exist`)), 'a log line says why');
+    await assert.rejects(core(kit.kc).readNamespace({ name: `${kit.ns}-pr-${number}` }), /404|not found/i);
+    await api.call('PATCH', `/repos/${repo.fullName}/pulls/${number}`, { state: 'closed' }).catch(() => undefined);
+  });
+
   it('a pull request from a fork builds nothing, and its head gets a failure status saying so', async () => {
     const { head, number } = await api.forkPullRequest(repo, fn('alpha', 'v-fork'));
     const answer = await deliver(number, 'opened');

@@ -46,6 +46,13 @@ export class PreviewReconcile {
   private readonly readers = new Map<string, { fingerprint: string; reader: PreviewReader }>();
   /** The built previews whose `sless/preview` status follows their Functions, by preview namespace. */
   private readonly tracked = new Map<string, Tracked>();
+  /**
+   * status.previews as this leader last made it, per repository: the starting point of its next
+   * reconcile, not the informer cache, which may not have the last status write yet (starting from it
+   * would forget the preview just built: maxOpen would let one more in, the finalizer would miss it).
+   * Only the leader writes status.previews; a new leader starts from the cache.
+   */
+  private readonly known = new Map<string, readonly PreviewEntry[]>();
 
   constructor(
     private readonly ctx: ReconcileContext,
@@ -64,7 +71,7 @@ export class PreviewReconcile {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
     const settings = previewSettingsOf(repo.spec?.previews);
-    const entries = new Map((repo.status?.previews ?? []).map((e) => [e.number, e]));
+    const entries = new Map((this.known.get(key) ?? repo.status?.previews ?? []).map((e) => [e.number, e]));
     const handled: PreviewRequest[] = [];
     for (const request of previewRequests(repo.metadata?.annotations)) {
       if ('error' in settings) break;
@@ -124,6 +131,7 @@ export class PreviewReconcile {
     }
     await this.forgetHandled(repo, handled);
     const previews = [...entries.values()].sort((a, b) => a.number - b.number);
+    this.known.set(key, previews);
     const next = nextExpiryMs(previews, settings, nowMs);
     return { previews, ...(next !== undefined ? { requeueAfterMs: next } : {}) };
   }
@@ -132,12 +140,20 @@ export class PreviewReconcile {
   async removeAll(repo: RepositoryResource): Promise<number> {
     const namespace = repo.metadata?.namespace ?? '';
     const repository = repo.metadata?.name ?? '';
+    const key = `${namespace}/${repository}`;
+    const all = new Map([...(repo.status?.previews ?? []), ...(this.known.get(key) ?? [])].map((e) => [e.number, e]));
     let removed = 0;
-    for (const e of repo.status?.previews ?? []) {
+    for (const e of all.values()) {
       if (await this.remove(e, { namespace, repository, number: e.number })) removed++;
     }
-    this.readers.delete(`${namespace}/${repository}`);
+    this.forget(key);
     return removed;
+  }
+
+  /** The repository is gone: what this process remembers of its previews goes too. */
+  forget(key: string): void {
+    this.readers.delete(key);
+    this.known.delete(key);
   }
 
   /** A Function changed: the `sless/preview` status of its preview follows its phase. */

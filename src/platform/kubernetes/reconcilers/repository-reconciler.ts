@@ -75,10 +75,14 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
   }
 
   /** With prune on, owned objects go with it through their ownerReferences (garbage collector); with prune off, finalize() orphans them first. */
-  async gone(key: string): Promise<void> {
+  async gone(key: string, obj: RepositoryResource | undefined): Promise<void> {
     const { namespace, name } = splitKey(key);
     await this.sources.forget(key);
-    this.previewStatus.delete(key);
+    // A repository being deleted keeps what its finalizer needs (removeAll forgets it afterwards).
+    if (!obj) {
+      this.previewStatus.delete(key);
+      this.previews.forget(key);
+    }
     this.ctx.commitStatus?.forget(namespace, name);
   }
 
