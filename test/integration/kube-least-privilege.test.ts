@@ -150,6 +150,15 @@ describe('deploy/base/rbac.yaml: the controller holds only what it needs', () =>
     }
   });
 
+  it('deletes only the namespaces of pull-request previews (label sless.kube5s.ru/preview-of; ValidatingAdmissionPolicy)', async () => {
+    const preview = { name: `${tenant}-pr-1`, cleanup: () => core.deleteNamespace({ name: `${tenant}-pr-1` }).then(() => undefined, () => undefined) };
+    await core.createNamespace({ body: { metadata: { name: preview.name, labels: { 'sless.kube5s.ru/preview-of': tenant } } } });
+    namespaces.push(preview);
+    await eventually(async () => assert.equal(await statusOf(() => ctlCore.deleteNamespace({ name: other, dryRun: 'All' })), 403, 'a tenant namespace'), { timeoutMs: 30_000, intervalMs: 250 });
+    assert.equal(await statusOf(() => ctlCore.deleteNamespace({ name: 'sless-system', dryRun: 'All' })), 403, 'a platform namespace');
+    assert.equal(await statusOf(() => ctlCore.deleteNamespace({ name: preview.name, dryRun: 'All' })), 200, 'a preview namespace');
+  });
+
   it('binds sless-tenant in a tenant namespace and then works there, and only there', async () => {
     assert.equal(await statusOf(() => ctlRbac.createNamespacedRoleBinding({ namespace: tenant, body: binding(tenant, TENANT_ROLE) })), 200);
     await eventually(async () => assert.equal(await statusOf(() => ctlCore.readNamespacedSecret({ namespace: tenant, name: 'db' })), 200));

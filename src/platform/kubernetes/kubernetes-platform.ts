@@ -40,6 +40,7 @@ import { FunctionCode } from './function-code.ts';
 import { KubeFunctions } from './kube-functions.ts';
 import { KubeLogs } from './kube-logs.ts';
 import { KubeRepositories } from './kube-repositories.ts';
+import { KubePreviews } from './previews/kube-previews.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
@@ -98,6 +99,8 @@ export class KubernetesPlatform implements Platform {
   /** The scale subresource writes of wakes (tests count them). */
   readonly scaleWrites: ScaleSubresource;
   private readonly logs: KubeLogs;
+  /** Pull-request deliveries recorded for the leader, and status.previews for /v1 (previews/). */
+  readonly previews: KubePreviews;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -156,6 +159,12 @@ export class KubernetesPlatform implements Platform {
           ...(logger?.info ? { log: { info: (message: string, fields?: Record<string, unknown>) => logger.info?.(message, fields) } } : {}),
         })
       : undefined;
+    this.previews = new KubePreviews({
+      objects,
+      now: opts.now ?? (() => new Date()),
+      ...(opts.settings.publicBaseUrl ? { publicBaseUrl: opts.settings.publicBaseUrl } : {}),
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
     this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl, (ns) => this.admit(ns));
   }
 

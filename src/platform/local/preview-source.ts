@@ -25,7 +25,9 @@ import { WireUnsupportedError } from '../../source/git-wire.ts';
 import { branchTips, fetchHistory } from '../../source/git-wire-fetch.ts';
 import type { PackBase } from '../../source/pack-index.ts';
 import { TargetPolicy } from '../../source/target-policy.ts';
+import type { SourceTree } from '../../source/source-tree.ts';
 import type { Snapshot } from '../../source/types.ts';
+import type { GitAuth } from '../../source/git-auth.ts';
 import { gitDirsOf } from './git-dirs.ts';
 import { isGitUrl, readerOver } from './open-repository.ts';
 import type { RepositoryRead } from './ports.ts';
@@ -34,6 +36,9 @@ export interface PreviewRead {
   /** The head of the PR's branch as it is now (newer than the delivery's when pushed to since). */
   readonly head: RepositoryRead;
   readonly mergeBase: Snapshot;
+  /** The head's commit id and tree (the Kubernetes previews upload build contexts from it). */
+  readonly headCommit: string;
+  readonly headTree: SourceTree;
 }
 
 /** Commits the caller expects (never trusted: the branch tips the server lists decide). */
@@ -62,6 +67,12 @@ export interface PreviewReaderOptions extends ManifestCaps {
   readonly path: string;
   /** Where a fetched repository's preview cache goes. */
   readonly cacheDir: string;
+  /** Where the fetch may connect (default: anywhere, as `sless dev`; the controller passes its syncs' policy). */
+  readonly targets?: TargetPolicy;
+  /** Credentials beside the URL's own (the controller's spec.secretRef). */
+  readonly auth?: GitAuth;
+  /** The cache's folder name under cacheDir (default previews.git). */
+  readonly cacheName?: string;
 }
 
 // A branch name as git allows it in a refspec, and nothing that could read as an option or a range.
@@ -79,12 +90,12 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
   const memo = new TreeMemo();
   const baseSnapshots = new Map<string, Snapshot>();
   const remote = isGitUrl(opts.repo) ? splitCredentials(opts.repo) : undefined;
-  const gitdir = remote ? path.join(path.resolve(opts.cacheDir), 'previews.git') : gitDirsOf(path.resolve(opts.repo))?.commonDir;
+  const gitdir = remote ? path.join(path.resolve(opts.cacheDir), opts.cacheName ?? 'previews.git') : gitDirsOf(path.resolve(opts.repo))?.commonDir;
   if (!gitdir) throw new Error(`--previews needs --repo to be a git URL or a local git repository, not the plain folder ${opts.repo}`);
   const headers: Record<string, string> = {};
-  const authorization = remote ? authorizationHeader(remote.auth) : undefined;
+  const authorization = remote ? authorizationHeader(opts.auth ?? remote.auth) : undefined;
   if (authorization) headers['authorization'] = authorization;
-  const http = remote ? createGitHttp(TargetPolicy.anyTarget()) : undefined;
+  const http = remote ? createGitHttp(opts.targets ?? TargetPolicy.anyTarget()) : undefined;
   let wireOff = false;
   const gitCli = async (args: string[], config: ReadonlyArray<readonly [string, string]> = []): Promise<string> => {
     const r = await runGit(args, { gitdir, headers, config });
@@ -98,7 +109,7 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
   const fetchBoth = async (url: string, branch: string): Promise<void> => {
     await mkdir(gitdir, { recursive: true });
     await gitCli(['init', '--bare', '--quiet']);
-    const pinned = await pinnedResolve(TargetPolicy.anyTarget(), new URL(url));
+    const pinned = await pinnedResolve(opts.targets ?? TargetPolicy.anyTarget(), new URL(url));
     const args = [
       'fetch',
       '--quiet',
@@ -208,7 +219,7 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
 
   const snapshotOf = (commit: string): Promise<Snapshot> => readerOver(snapshots, opts.path, new GitTree({ gitdir, commit, cache, memo }), caps).then((r) => r.snapshot);
 
-  const read = async (branch: string, hints: PreviewReadHints): Promise<PreviewRead> => {
+  const read = async (branch: string, hints: PreviewReadHints = {}): Promise<PreviewRead> => {
     if (!BRANCH.test(branch)) throw new PreviewBranchMissing(`"${branch.slice(0, 80)}" is not a branch name`);
     const { head, base } = await fetchAndResolve(branch, hints);
     memo.rotate();
@@ -223,8 +234,9 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
       if (baseSnapshots.size > BASE_SNAPSHOTS) baseSnapshots.delete(baseSnapshots.keys().next().value as string);
       return snapshot;
     };
-    const [headRead, baseSnapshot] = await Promise.all([readerOver(snapshots, opts.path, new GitTree({ gitdir, commit: head, cache, memo }), caps), mergeBase()]);
-    return { head: headRead, mergeBase: baseSnapshot };
+    const headTree = new GitTree({ gitdir, commit: head, cache, memo });
+    const [headRead, baseSnapshot] = await Promise.all([readerOver(snapshots, opts.path, headTree, caps), mergeBase()]);
+    return { head: headRead, mergeBase: baseSnapshot, headCommit: head, headTree };
   };
 
   return {
