@@ -45,7 +45,7 @@ describe('kube controller: push → build → deploy', () => {
     const cacheRepo = `registry.test:5000/sless/${kit.ns}-hello/cache`;
     const contextUrl = fetchStep?.args?.[2] ?? '';
     assert.deepEqual(fetchStep?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers']);
-    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:2');
+    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:3');
     assert.equal(kaniko?.image, 'martizih/kaniko:v1.28.3');
     assert.deepEqual(kaniko?.args, [
       '--context=tar:///workspace/context.tar.gz',
