@@ -71,7 +71,7 @@ describe('a Python function with requirements.txt: dependencies built once, the 
     const why = `build log:\n${log.slice(-6000)}`;
     assert.match(step(log, 'fetch'), /dependencies image \S+\/deps:[0-9a-f]{40}: not in the registry, kaniko builds it/, why);
     assert.match(step(log, 'kaniko'), /Successfully installed humanize-4\.9\.0/, why);
-    assert.match(step(log, 'push'), /pushed dependencies image .*\n(.*\n)*code layer: \d+ entries under \/app\/function\/\n(.*\n)*pushed /, why);
+    assert.match(step(log, 'push'), /code layer: \d+ entries under \/app\/function\/\n(.*\n)*pushed dependencies image \S+\/deps:[0-9a-f]{40}@sha256:[0-9a-f]{64}\n(.*\n)*pushed \S+\/e2e-node-deps-/, why);
     const [wholeLog = ''] = await buildLogs(whole);
     assert.match(step(wholeLog, 'kaniko'), /COPY function\/ \/app\/function\//, 'the other controller built the whole Dockerfile with kaniko');
 
