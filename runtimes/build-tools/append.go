@@ -5,6 +5,7 @@
 // changes, the base image's layers reused by reference.
 //
 //	sless-build-tools append -url <presigned GET> -workdir /workspace -destination <repo:tag> -digest-file F
+//	sless-build-tools append -context C -dockerfile Dockerfile.code -dependencies F -tarball T ... (deps.go)
 //
 // It runs no tenant code, so the build pod is this one step (README, "Security notes: builds").
 package main
@@ -55,7 +56,9 @@ func parseRecipe(dockerfile string) (recipe, error) {
 		}
 		word, rest, _ := strings.Cut(line, " ")
 		args := strings.Fields(rest)
-		bad := func(why string) error { return fmt.Errorf("Dockerfile line %d %q: %s (this build needs kaniko)", n, line, why) }
+		bad := func(why string) error {
+			return fmt.Errorf("Dockerfile line %d %q: %s (this build needs kaniko)", n, line, why)
+		}
 		switch strings.ToUpper(word) {
 		case "FROM":
 			if r.from != "" || len(args) != 1 {
@@ -100,10 +103,11 @@ func cleanRelative(p string) bool {
 	return p != "" && !path.IsAbs(p) && path.Clean(p) == p && p != ".." && !strings.HasPrefix(p, "../")
 }
 
-// readContext returns the context's Dockerfile and writes the code layer (the entries under
-// r.copySrc, moved to r.copyDst, root-owned as COPY makes them) as an uncompressed tar to layerPath.
-func readContext(contextPath, layerPath string) (recipe, error) {
-	dockerfile, err := contextDockerfile(contextPath)
+// readContext returns the recipe of the context's Dockerfile `dockerfileName` and writes the code layer
+// (the entries under r.copySrc, moved to r.copyDst, root-owned as COPY makes them) as an uncompressed
+// tar to layerPath.
+func readContext(contextPath, dockerfileName, layerPath string) (recipe, error) {
+	dockerfile, err := contextFile(contextPath, dockerfileName)
 	if err != nil {
 		return recipe{}, err
 	}
@@ -193,25 +197,42 @@ func openTarGz(p string) (*tarGz, error) {
 	return &tarGz{f: f, gz: gz, tr: tar.NewReader(gz)}, nil
 }
 
-func contextDockerfile(contextPath string) (string, error) {
+// walkContext calls visit for each entry of the context until it answers done.
+func walkContext(contextPath string, visit func(h *tar.Header, body io.Reader) (done bool, err error)) error {
 	in, err := openTarGz(contextPath)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer in.Close()
 	for {
 		h, err := in.tr.Next()
 		if err == io.EOF {
-			return "", errors.New("the build context has no Dockerfile at its root")
+			return nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("reading the build context: %w", err)
+			return fmt.Errorf("reading the build context: %w", err)
 		}
-		if strings.TrimPrefix(h.Name, "./") == "Dockerfile" {
-			b, err := io.ReadAll(io.LimitReader(in.tr, 1<<20))
-			return string(b), err
+		if done, err := visit(h, in.tr); done || err != nil {
+			return err
 		}
 	}
+}
+
+func contextFile(contextPath, fileName string) (string, error) {
+	var body []byte
+	found := false
+	err := walkContext(contextPath, func(h *tar.Header, r io.Reader) (bool, error) {
+		if strings.TrimPrefix(h.Name, "./") != fileName {
+			return false, nil
+		}
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		body, found = b, true
+		return true, err
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("the build context has no %s at its root", fileName)
+	}
+	return string(body), err
 }
 
 // configured applies the recipe's WORKDIR, ENV and USER to the base image's config.
@@ -241,25 +262,41 @@ func configured(cfg v1.Config, r recipe) v1.Config {
 func appendImage(args []string) error {
 	fs := flag.NewFlagSet("append", flag.ExitOnError)
 	url := fs.String("url", "", "build context URL (a presigned GET)")
-	workdir := fs.String("workdir", "", "a folder for the context and the layer")
+	workdir := fs.String("workdir", "", "a writable folder for the context (with -url) and the code layer")
+	localContext := fs.String("context", "", "the build context, fetched already (instead of -url)")
+	dockerfileName := fs.String("dockerfile", "Dockerfile", "the context's Dockerfile to follow")
+	deps := fs.String("dependencies", "", "fetch's dependencies decision (deps.go): the code goes onto that image, pushed first from -tarball when kaniko built it")
+	tarPath := fs.String("tarball", "", "with -dependencies: the dependencies image kaniko built")
+	cacheRepo := fs.String("cache-repo", "", "with -dependencies: layer cache repository to push kaniko's new entries to")
+	cacheDir := fs.String("cache-dir", "", "with -dependencies: kaniko's OCI-layout cache folder")
 	dest := fs.String("destination", "", "image reference to push to")
 	digestFile := fs.String("digest-file", "", "where to write the pushed digest")
 	_ = fs.Parse(args)
-	if *url == "" || *workdir == "" || *dest == "" {
-		return errors.New("append needs -url, -workdir and -destination")
+	if (*url == "") == (*localContext == "") || *workdir == "" || *dest == "" {
+		return errors.New("append needs -url or -context, -workdir and -destination")
 	}
 	ref, err := name.NewTag(*dest)
 	if err != nil {
 		return fmt.Errorf("destination %q: %w", *dest, err)
 	}
-	contextPath := filepath.Join(*workdir, "context.tar.gz")
-	if err := download(*url, contextPath); err != nil {
-		return err
+	contextPath := *localContext
+	if contextPath == "" {
+		contextPath = filepath.Join(*workdir, "context.tar.gz")
+		if err := download(*url, contextPath); err != nil {
+			return err
+		}
 	}
 	layerPath := filepath.Join(*workdir, "code-layer.tar")
-	r, err := readContext(contextPath, layerPath)
+	r, err := readContext(contextPath, *dockerfileName, layerPath)
 	if err != nil {
 		return err
+	}
+	if *deps != "" {
+		base, err := pushedDependencies(*deps, *tarPath, *cacheRepo, *cacheDir)
+		if err != nil {
+			return err
+		}
+		r.from = base
 	}
 	img, err := appended(r, layerPath)
 	if err != nil {

@@ -1,7 +1,7 @@
 // sless-build-tools: the two steps of a function build that run no tenant code, around kaniko (which
 // does, in the function's RUN steps). See src/platform/kubernetes/README.md, "Builds".
 //
-//	sless-build-tools fetch -url <presigned GET> -out /workspace/context.tar.gz [-cache-repo R -cache-dir D]
+//	sless-build-tools fetch -url <presigned GET> -out /workspace/context.tar.gz [-cache-repo R -cache-dir D] [-deps-repo ... (deps.go)]
 //	sless-build-tools push  -tarball /out/image.tar -destination <repo:tag> -digest-file F [-cache-repo R -cache-dir D]
 //	sless-build-tools append -url <presigned GET> -workdir /workspace -destination <repo:tag> -digest-file F  (append.go)
 //
@@ -73,12 +73,26 @@ func fetch(args []string) error {
 	out := fs.String("out", "", "where to write it")
 	cacheRepo := fs.String("cache-repo", "", "layer cache repository to copy into -cache-dir")
 	cacheDir := fs.String("cache-dir", "", "kaniko's OCI-layout cache folder")
+	depsRepo := fs.String("deps-repo", "", "a dependencies build (deps.go): the repository of the dependencies images")
+	depsDockerfile := fs.String("deps-dockerfile", "Dockerfile.dependencies", "a dependencies build: the context's Dockerfile of the dependencies image")
+	kanikoContext := fs.String("kaniko-context", "", "a dependencies build: where kaniko's context goes")
+	depsOut := fs.String("deps-out", "", "a dependencies build: where the decision for append goes")
 	_ = fs.Parse(args)
 	if *url == "" || *out == "" {
 		return errors.New("fetch needs -url and -out")
 	}
+	if *depsRepo != "" && (*kanikoContext == "" || *depsOut == "") {
+		return errors.New("fetch -deps-repo needs -kaniko-context and -deps-out")
+	}
 	if err := download(*url, *out); err != nil {
 		return err
+	}
+	if *depsRepo != "" {
+		exists, err := findDependencies(*out, *depsDockerfile, *depsRepo, *kanikoContext, *depsOut)
+		if err != nil || exists {
+			// Nothing for kaniko to build: its layer cache is not needed either.
+			return err
+		}
 	}
 	if *cacheRepo == "" || *cacheDir == "" {
 		return nil

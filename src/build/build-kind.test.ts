@@ -24,11 +24,15 @@ describe('build kind', () => {
     assert.equal(buildKindOfContextKey(contextKeyOfKind(key, 'layer')), 'layer');
     assert.equal(buildKindOfContextKey(key), 'kaniko');
     assert.equal(buildKindOfContextKey('uploads/x.layer.tar.gz'), 'kaniko');
+    assert.equal(contextKeyOfKind(key, 'dependencies'), 'contexts/0123abcd.deps.tar.gz');
+    assert.equal(buildKindOfContextKey(contextKeyOfKind(key, 'dependencies')), 'dependencies');
+    assert.equal(buildKindOfContextKey('uploads/x.deps.tar.gz'), 'kaniko');
   });
 
   it('is kaniko for every key when the operator turns layer builds off', () => {
     const layerKey = contextKeyOfKind('contexts/0123abcd.tar.gz', 'layer');
     assert.equal(buildKindOfContextKey(layerKey, { layers: false }), 'kaniko');
+    assert.equal(buildKindOfContextKey(contextKeyOfKind('contexts/0123abcd.tar.gz', 'dependencies'), { layers: false }), 'kaniko');
     assert.equal(buildKindOfContextKey(layerKey, { layers: true }), 'layer');
     assert.equal(buildKindOfContextKey(layerKey, {}), 'layer', 'on by default');
   });

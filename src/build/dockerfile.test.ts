@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { generateDockerfile, type DockerfileOptions } from './dockerfile.ts';
+import { DEPENDENCIES_FROM, generateDependencyDockerfiles, generateDockerfile, type DockerfileOptions } from './dockerfile.ts';
 
 const none: DockerfileOptions = {
   baseImage: 'registry.local/sless-runtime-python3.11:1',
@@ -199,5 +199,51 @@ describe('generateDockerfile', () => {
         generateDockerfile({ runtime: 'nodejs20', entrypoint: 'h.h' }, { ...none, baseImage: 'x\nRUN evil' }),
       /SLESS_RUNTIME_IMAGE_PREFIX/,
     );
+  });
+});
+
+describe('generateDependencyDockerfiles', () => {
+  const withDeps = [
+    { runtime: 'python3.11', opts: { hasRequirementsTxt: true } },
+    { runtime: 'nodejs20', opts: { hasPackageJson: true, hasPackageLock: true } },
+    { runtime: 'nodejs22', opts: { hasPackageJson: true } },
+  ] as const;
+
+  it('cuts the whole Dockerfile in two before the code: the dependencies image, then the code onto it', () => {
+    for (const c of withDeps) {
+      const fn = { runtime: c.runtime, entrypoint: 'handler.handle' };
+      const opts = { ...none, baseImage: `r/sless-runtime-${c.runtime}:3`, ...c.opts };
+      const whole = generateDockerfile(fn, opts).split('\n');
+      const split = generateDependencyDockerfiles(fn, opts);
+      assert.ok(split, c.runtime);
+      const deps = split.dependencies.split('\n');
+      const code = split.code.split('\n');
+      assert.equal(deps[0], HEADER);
+      assert.deepEqual(code.slice(0, 2), [HEADER, `FROM ${DEPENDENCIES_FROM}`]);
+      // The same steps, in the same order: the halves joined are the whole Dockerfile.
+      assert.deepEqual([...deps.slice(0, -1), ...code.slice(2)], whole, c.runtime);
+      assert.ok(deps.some((l) => l.startsWith('RUN ')), 'the installs are in the dependencies image');
+      assert.ok(!deps.includes('COPY function/ /app/function/'), 'the code is not');
+      assert.deepEqual(code.slice(2), ['COPY function/ /app/function/', 'ENV SLESS_ENTRYPOINT=handler.handle', 'USER 10001', '']);
+    }
+  });
+
+  it('keeps the dependencies image the same for another entrypoint (a code-only change reuses it)', () => {
+    const opts = { ...none, hasRequirementsTxt: true };
+    const a = generateDependencyDockerfiles({ runtime: 'python3.11', entrypoint: 'a.handle' }, opts);
+    const b = generateDependencyDockerfiles({ runtime: 'python3.11', entrypoint: 'b.other' }, opts);
+    assert.equal(a?.dependencies, b?.dependencies);
+    assert.notEqual(a?.code, b?.code);
+  });
+
+  it('gives nothing when nothing installs (a layer build on the base) and for Go (two stages, kaniko)', () => {
+    assert.equal(generateDependencyDockerfiles({ runtime: 'python3.11', entrypoint: 'h.h' }, none), undefined);
+    assert.equal(generateDependencyDockerfiles({ runtime: 'nodejs20', entrypoint: 'h.h' }, none), undefined);
+    assert.equal(generateDependencyDockerfiles({ runtime: 'go1.23', entrypoint: 'h.h' }, { ...none, hasGoMod: true }), undefined);
+  });
+
+  it('refuses what generateDockerfile refuses', () => {
+    assert.throws(() => generateDependencyDockerfiles({ runtime: 'nodejs20', entrypoint: 'a b' }, { ...none, hasPackageJson: true }), /may only hold letters/);
+    assert.throws(() => generateDependencyDockerfiles({ runtime: 'nodejs20', entrypoint: 'h.h' }, { ...none, baseImage: 'x\nRUN evil' }), /SLESS_RUNTIME_IMAGE_PREFIX/);
   });
 });

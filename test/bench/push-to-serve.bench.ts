@@ -14,7 +14,7 @@
 // (/fn calls the Service) and one with true (/fn calls pods directly, docs/pod-routing.md); the same
 // push, build and rollout are polled through both, so "service" and "pods" are before/after in one run.
 // Cases: (a) a Node.js function without dependencies; (b) a Python function with a requirements.txt,
-// code-only change (its dependency layer comes from kaniko's cache).
+// code-only change (the code appended onto its dependencies image: no kaniko build, docs/builds.md).
 // Starts the node, git and s3 services unless SLESS_TEST_* variables point at running ones.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,5 @@
 // The controller end to end against a real apiserver, SeaweedFS and git server: a push becomes Functions,
-// one build Job (fetch, kaniko, push) and the Service per function, and after the (harness-played) build a Deployment by digest.
+// one build Job (fetch, kaniko, push; a package.json makes it a dependencies build) and the Service per function, and after the (harness-played) build a Deployment by digest.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -40,16 +40,22 @@ describe('kube controller: push → build → deploy', () => {
     const s3 = sharedS3();
     const [fetchStep, kaniko] = pod?.initContainers ?? [];
     const push = pod?.containers[0];
-    const dest = kaniko?.args?.[1]?.replace(/^--destination=/, '') ?? '';
+    // A package.json: the dependencies image is kaniko's (when the registry lacks it), the code is appended by push (docs/builds.md).
+    const dest = push?.args?.[push.args.indexOf('-destination') + 1] ?? '';
     assert.match(dest, new RegExp(`^registry\\.test:5000/sless/${kit.ns}-hello:[0-9a-f]{40}$`));
     const cacheRepo = `registry.test:5000/sless/${kit.ns}-hello/cache`;
+    const depsRepo = `registry.test:5000/sless/${kit.ns}-hello/deps`;
     const contextUrl = fetchStep?.args?.[2] ?? '';
-    assert.deepEqual(fetchStep?.args, ['fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers']);
-    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:2');
+    assert.deepEqual(fetchStep?.args, [
+      'fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers',
+      '-deps-repo', depsRepo, '-deps-dockerfile', 'Dockerfile.dependencies', '-kaniko-context', '/workspace/kaniko-context.tar.gz', '-deps-out', '/workspace/dependencies',
+    ]);
+    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:3');
     assert.equal(kaniko?.image, 'martizih/kaniko:v1.28.3');
     assert.deepEqual(kaniko?.args, [
-      '--context=tar:///workspace/context.tar.gz',
-      `--destination=${dest}`,
+      '--context=tar:///workspace/kaniko-context.tar.gz',
+      '--dockerfile=Dockerfile.dependencies',
+      `--destination=${depsRepo}:build`,
       '--no-push',
       '--tar-path=/out/image.tar',
       '--snapshot-mode=redo',
@@ -58,7 +64,10 @@ describe('kube controller: push → build → deploy', () => {
       '--cache-repo=oci:/cache/kaniko/layers',
     ]);
     assert.equal(kaniko?.env, undefined, 'kaniko gets no S3 settings or keys');
-    assert.deepEqual(push?.args, ['push', '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers']);
+    assert.deepEqual(push?.args, [
+      'append', '-context', '/workspace/context.tar.gz', '-workdir', '/workspace', '-dockerfile', 'Dockerfile.code', '-dependencies', '/workspace/dependencies',
+      '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers',
+    ]);
     assert.equal(pod?.automountServiceAccountToken, false);
     assert.deepEqual(pod?.volumes?.map((v) => v.secret?.secretName ?? v.name), ['workspace', 'cache', 'out', 'sless-registry']);
     assert.equal(job.spec?.ttlSecondsAfterFinished, 3600);

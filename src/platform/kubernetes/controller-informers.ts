@@ -66,6 +66,8 @@ export interface InformerHandlers {
   readonly trigger: (e: InformerEvent, o: TriggerResource & KubernetesObject) => void;
   readonly functionJob: (e: InformerEvent, o: FunctionJobResource & KubernetesObject) => void;
   readonly job: (o: V1Job, e: InformerEvent) => void;
+  /** A build pod changed: its Function looks whether it succeeded before its Job says so. */
+  readonly buildPod?: (o: V1Pod, e: InformerEvent) => void;
   /** A Deployment, Service or CronJob. */
   readonly owned: (o: KubernetesObject, e: InformerEvent) => void;
 }
@@ -192,7 +194,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
           : batch.listCronJobForAllNamespaces({ labelSelector: selector, ...page }),
       on.owned,
     ),
-    // No handler: a build's Job events drive its Function; this cache only answers for their pods.
+    // A build's Job events drive its Function; a pod's only when it succeeded (on.buildPod).
     buildPods: new InformerGroup<V1Pod>([
       new ResilientInformer<V1Pod>({
         kubeConfig,
@@ -200,7 +202,7 @@ export function createInformers(setup: InformerSetup, on: InformerHandlers): Con
         path: `/api/v1/namespaces/${setup.buildNamespace}/pods`,
         list: () => listAllPages((p) => core.listNamespacedPod({ namespace: setup.buildNamespace, labelSelector: BUILD_POD_SELECTOR, ...p })),
         labelSelector: BUILD_POD_SELECTOR,
-        onEvent: () => undefined,
+        onEvent: (e, o) => on.buildPod?.(o, e),
         onError,
         trim: podForCache,
         indexes: ['job'],

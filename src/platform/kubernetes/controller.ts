@@ -2,7 +2,7 @@
 // owns (controller-informers.ts: a change or deletion of an owned object enqueues its owner at once, so
 // drift heals in seconds), one work queue per kind (a key never runs twice at once), bounded pools for syncs, builds and
 // the rest, and the event → key mapping between them. `sless controller` starts it on the elected leader.
-import type { KubeConfig, KubernetesObject, V1Job } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Job, V1Pod } from '@kubernetes/client-node';
 import PQueue from 'p-queue';
 import { Registry } from 'prom-client';
 import type { ArtifactStore } from '../../build/artifact-store.ts';
@@ -142,6 +142,7 @@ export class Controller {
           this.queues.FunctionJob.add(keyOf(o));
         },
         job: (o, e) => this.onJob(o, e),
+        buildPod: (o, e) => this.onBuildPod(o, e),
         owned: (o, e) => this.onOwned(o, e),
       },
     );
@@ -364,6 +365,14 @@ export class Controller {
     } else if (labels[LABELS.functionJob]) {
       this.queues.FunctionJob.add(`${job.metadata?.namespace ?? ''}/${labels[LABELS.functionJob]}`);
     }
+  }
+
+  /** A build pod Succeeded: its Function rolls the image out now, before the Job's Complete condition (function-build.ts). */
+  private onBuildPod(pod: V1Pod, e: InformerEvent): void {
+    const labels = pod.metadata?.labels ?? {};
+    const fnName = labels[LABELS.function];
+    if (e !== 'update' || pod.status?.phase !== 'Succeeded' || labels[LABELS.component] !== 'build' || !fnName) return;
+    this.queues.Function.add(`${labels[LABELS.functionNamespace] ?? ''}/${fnName}`);
   }
 
   /**

@@ -11,8 +11,13 @@
 // step (sless-build-tools append) fetches it, adds the code as one layer to the base image, pushes and
 // writes the digest. No tenant code runs in such a build; kaniko's unpacking of the base image was most
 // of its time.
+// A context that installs dependencies (`dependencies`) keeps the three steps, but kaniko builds only the
+// dependencies image (`Dockerfile.dependencies`), and only when `fetch` finds the registry without it
+// (its tag hashes that Dockerfile and the dependency files: sless-build-tools deps.go); otherwise fetch
+// hands kaniko a context with nothing to build. `push` (sless-build-tools append -dependencies) pushes
+// the dependencies image kaniko built, if any, then appends the code onto it as a layer build does.
 import type { V1Container, V1Job, V1PodSpec, V1SecurityContext, V1Volume } from '@kubernetes/client-node';
-import type { BuildKind } from '../../../build/build-kind.ts';
+import { DEPENDENCY_DOCKERFILES, type BuildKind } from '../../../build/build-kind.ts';
 import type { ControllerSettings, ResolvedControllerSettings } from '../settings.ts';
 import { imageRepository, imageTag } from './build-key.ts';
 import { ANNOTATIONS, LABELS, dnsLabel, functionLabels, shortHash } from './meta.ts';
@@ -37,6 +42,10 @@ export const BUILD_CONTAINERS = { fetch: 'fetch', kaniko: 'kaniko', push: 'push'
 export const BUILD_PATHS = {
   workspace: '/workspace',
   context: '/workspace/context.tar.gz',
+  /** A `dependencies` build: what kaniko builds (the context, or nothing when the dependencies image exists). */
+  kanikoContext: '/workspace/kaniko-context.tar.gz',
+  /** A `dependencies` build: fetch's finding, the dependencies image's reference and whether kaniko builds it. */
+  dependencies: '/workspace/dependencies',
   /** kaniko's OCI-layout cache: one layout per key at `<layers>:<key>`, in /cache/kaniko, which fetch creates 0755 (uid 65532): kaniko (root) writes there, its install steps (uid 10001) cannot. */
   cacheDir: '/cache/kaniko/layers',
   out: '/out',
@@ -72,6 +81,14 @@ export function buildCacheRepository(settings: Pick<ControllerSettings, 'registr
   return `${imageRepository(settings.registry, input.namespace, input.name)}/cache`;
 }
 
+/**
+ * Where a function's dependencies images go: `<its image repository>/deps`, one per function like its
+ * layer cache (the installs are tenant code: an image one tenant built is never another's base).
+ */
+export function dependenciesRepository(settings: Pick<ControllerSettings, 'registry'>, input: Pick<BuildJobInput, 'namespace' | 'name'>): string {
+  return `${imageRepository(settings.registry, input.namespace, input.name)}/deps`;
+}
+
 /** How long the context URL must stay valid: the Job's whole deadline (a pod may start late), plus a margin. */
 export function buildContextUrlTtlSec(settings: Pick<ResolvedControllerSettings, 'build'>): number {
   return settings.build.activeDeadlineSeconds + 600;
@@ -105,10 +122,20 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
   const registryConfig = mount('registry-config', BUILD_PATHS.dockerConfig, true);
   const toolsEnv = [{ name: 'DOCKER_CONFIG', value: BUILD_PATHS.dockerConfig }];
 
+  const dependencies = input.kind === 'dependencies';
+  const depsRepo = dependenciesRepository(settings, input);
   const fetch: V1Container = {
     name: BUILD_CONTAINERS.fetch,
     image: toolsImage,
-    args: ['fetch', '-url', input.contextUrl, '-out', BUILD_PATHS.context, ...cacheArgs],
+    args: [
+      'fetch',
+      '-url',
+      input.contextUrl,
+      '-out',
+      BUILD_PATHS.context,
+      ...cacheArgs,
+      ...(dependencies ? ['-deps-repo', depsRepo, '-deps-dockerfile', DEPENDENCY_DOCKERFILES.dependencies, '-kaniko-context', BUILD_PATHS.kanikoContext, '-deps-out', BUILD_PATHS.dependencies] : []),
+    ],
     env: toolsEnv,
     securityContext: toolsSecurity,
     volumeMounts: [mount('workspace', BUILD_PATHS.workspace), mount('cache', '/cache'), registryConfig],
@@ -117,8 +144,9 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
     name: BUILD_CONTAINERS.kaniko,
     image: settings.kanikoImage,
     args: [
-      `--context=tar://${BUILD_PATHS.context}`,
-      `--destination=${destination}`,
+      ...(dependencies
+        ? [`--context=tar://${BUILD_PATHS.kanikoContext}`, `--dockerfile=${DEPENDENCY_DOCKERFILES.dependencies}`, `--destination=${depsRepo}:build`]
+        : [`--context=tar://${BUILD_PATHS.context}`, `--destination=${destination}`]),
       '--no-push',
       `--tar-path=${BUILD_PATHS.image}`,
       '--snapshot-mode=redo',
@@ -142,11 +170,36 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
   const push: V1Container = {
     name: BUILD_CONTAINERS.push,
     image: toolsImage,
-    args: ['push', '-tarball', BUILD_PATHS.image, '-destination', destination, '-digest-file', '/dev/termination-log', ...cacheArgs],
+    args: dependencies
+      ? [
+          'append',
+          '-context',
+          BUILD_PATHS.context,
+          '-workdir',
+          BUILD_PATHS.workspace,
+          '-dockerfile',
+          DEPENDENCY_DOCKERFILES.code,
+          '-dependencies',
+          BUILD_PATHS.dependencies,
+          '-tarball',
+          BUILD_PATHS.image,
+          '-destination',
+          destination,
+          '-digest-file',
+          '/dev/termination-log',
+          ...cacheArgs,
+        ]
+      : ['push', '-tarball', BUILD_PATHS.image, '-destination', destination, '-digest-file', '/dev/termination-log', ...cacheArgs],
     env: toolsEnv,
     securityContext: pushSecurity,
     terminationMessagePolicy: 'File',
-    volumeMounts: [mount('out', BUILD_PATHS.out, true), mount('cache', '/cache', true), registryConfig],
+    volumeMounts: [
+      mount('out', BUILD_PATHS.out, true),
+      mount('cache', '/cache', true),
+      registryConfig,
+      // The code layer is written beside the context (an emptyDir, 0777: root without capabilities may add files).
+      ...(dependencies ? [mount('workspace', BUILD_PATHS.workspace)] : []),
+    ],
   };
   // The tools user reads the registry Secret; kaniko's pull Secret is root's only (kaniko's install steps run as 10001).
   const dockerConfigVolume = (name: string, secretName: string, mode: number): V1Volume => ({

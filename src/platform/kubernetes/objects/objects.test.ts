@@ -49,7 +49,7 @@ describe('build Job', () => {
   const dest = `registry.local:5000/sless/team-a-hello:${key.slice(0, 40)}`;
   const cacheRepo = 'registry.local:5000/sless/team-a-hello/cache';
   const tools = {
-    image: 'registry.local:5000/runtimes/sless-build-tools:2',
+    image: 'registry.local:5000/runtimes/sless-build-tools:3',
     env: [{ name: 'DOCKER_CONFIG', value: '/docker' }],
     securityContext: {
       runAsUser: 65532,
@@ -176,6 +176,33 @@ describe('build Job', () => {
     // A private base image's pull-only Secret is kaniko's: such a build stays a kaniko build.
     const withPull = buildJob({ ...settings, build: { ...settings.build, pullSecretName: 'pull-only' } }, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl, kind: 'layer' });
     assert.deepEqual(withPull.spec?.template.spec?.initContainers?.map((c) => c.name), ['fetch', 'kaniko']);
+  });
+
+  it('builds a context that installs dependencies (kind dependencies) as the dependencies image, when fetch finds it missing, then the code appended onto it', () => {
+    const j = buildJob(settings, { namespace: 'team-a', name: 'hello', buildKey: key, contextUrl, kind: 'dependencies' });
+    const spec = j.spec?.template.spec;
+    const depsRepo = 'registry.local:5000/sless/team-a-hello/deps';
+    assert.equal(j.metadata?.name, job.metadata?.name);
+    const [fetch, kaniko] = spec?.initContainers ?? [];
+    assert.deepEqual(fetch?.args, [
+      'fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers',
+      '-deps-repo', depsRepo, '-deps-dockerfile', 'Dockerfile.dependencies', '-kaniko-context', '/workspace/kaniko-context.tar.gz', '-deps-out', '/workspace/dependencies',
+    ]);
+    assert.deepEqual(fetch?.securityContext, tools.securityContext, 'fetch runs as the tools user');
+    // kaniko builds the dependencies image only (or nothing: fetch decides its context), never the code.
+    assert.deepEqual(kaniko?.args?.slice(0, 3), ['--context=tar:///workspace/kaniko-context.tar.gz', '--dockerfile=Dockerfile.dependencies', `--destination=${depsRepo}:build`]);
+    assert.ok(kaniko?.args?.includes('--no-push'));
+    assert.ok(!kaniko?.volumeMounts?.some((m) => m.name === 'registry-config'), 'kaniko holds no registry credential');
+    const push = spec?.containers[0];
+    assert.deepEqual(push?.args, [
+      'append', '-context', '/workspace/context.tar.gz', '-workdir', '/workspace', '-dockerfile', 'Dockerfile.code', '-dependencies', '/workspace/dependencies',
+      '-tarball', '/out/image.tar', '-destination', dest, '-digest-file', '/dev/termination-log', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers',
+    ]);
+    assert.deepEqual(push?.volumeMounts?.find((m) => m.name === 'workspace'), { name: 'workspace', mountPath: '/workspace' });
+    // Any other kind keeps today's kaniko Job: the whole Dockerfile, its image pushed as is.
+    const whole = job.spec?.template.spec;
+    assert.equal(whole?.initContainers?.[1]?.args?.[0], '--context=tar:///workspace/context.tar.gz');
+    assert.equal(whole?.containers[0]?.args?.[0], 'push');
   });
 
   it('is bounded: backoff, ttl, deadline; the context URL outlives the deadline; labels say whose build it is', () => {

@@ -14,7 +14,7 @@ import { buildRetryDelayMs, classifyBuildFailure, jobFinishedAt } from './build-
 import { record, splitKey, type ReconcileContext } from './reconcile-context.ts';
 import type { StepResult } from './function-step.ts';
 import { jobState } from '../objects/job-state.ts';
-import { failedContainer, jobFailureReason, latestJobPod, podOutput, terminationMessage } from './job-status.ts';
+import { failedContainer, jobFailureReason, latestJobPod, podOutput, succeededPodMessage, terminationMessage } from './job-status.ts';
 
 const LOG_TAIL_BYTES = 4096;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -134,20 +134,17 @@ export class FunctionBuilds {
     }
 
     const state = jobState(job);
-    if (state === 'running') return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
+    if (state === 'running') {
+      // Its pod may have Succeeded already (the image pushed): roll out now, not when the Job says Complete.
+      const digest = succeededPodMessage(job, ctx.caches.buildPods, BUILD_CONTAINERS.push)?.trim();
+      if (digest && DIGEST.test(digest)) return this.succeeded(fn, job, key, digest);
+      return { kind: 'waiting', result: building(fn, jobName, buildNs, url) };
+    }
 
     const pod = await latestJobPod(ctx.kube, job, ctx.caches.buildPods);
     if (state === 'succeeded') {
       const digest = terminationMessage(pod, BUILD_CONTAINERS.push)?.trim();
-      if (digest && DIGEST.test(digest)) {
-        const imageRef = `${buildDestination(ctx.settings, { namespace, name, buildKey: key })}@${digest}`;
-        const finishedAt = toIso(job.status?.completionTime) ?? ctx.now().toISOString();
-        ctx.metrics.builds.inc({ outcome: 'succeeded' });
-        observeBuild(ctx, namespace, name, job, 'succeeded');
-        // Only reached while status.imageRef lacks this build's tag, i.e. before the status says so.
-        this.recordBuild(fn, jobName, { outcome: 'succeeded', imageRef, ...jobTimes(job, ctx.now()) });
-        return { kind: 'built', imageRef, finishedAt };
-      }
+      if (digest && DIGEST.test(digest)) return this.succeeded(fn, job, key, digest);
       return this.failed(fn, job, `build Job ${buildNs}/${jobName} succeeded but reported no image digest (got "${digest ?? ''}"); delete the Job to build again`);
     }
     const failure = classifyBuildFailure(job, pod);
@@ -157,6 +154,20 @@ export class FunctionBuilds {
     const message = `build failed (Job ${buildNs}/${jobName}, ${jobFailureReason(job)}: ${failure.why})${tail ? `:\n${tail}` : ''}`;
     const failed = this.failed(fn, job, message);
     return { kind: 'waiting', result: { ...failed.result, status: { ...failed.result.status, failedBuildKey: key, buildRetries: 0 } } };
+  }
+
+  /** The build pushed `digest`: the image to roll out. Only reached while status.imageRef lacks this build's tag, i.e. before the status says so. */
+  private succeeded(fn: FunctionResource, job: V1Job, key: string, digest: string): { kind: 'built'; imageRef: string; finishedAt: string } {
+    const ctx = this.ctx;
+    const namespace = fn.metadata?.namespace ?? '';
+    const name = fn.metadata?.name ?? '';
+    const imageRef = `${buildDestination(ctx.settings, { namespace, name, buildKey: key })}@${digest}`;
+    const now = ctx.now();
+    const finishedAt = toIso(job.status?.completionTime) ?? now.toISOString();
+    ctx.metrics.builds.inc({ outcome: 'succeeded' });
+    observeBuild(ctx, namespace, name, job, 'succeeded', now);
+    this.recordBuild(fn, job.metadata?.name ?? '', { outcome: 'succeeded', imageRef, ...jobTimes(job, now) });
+    return { kind: 'built', imageRef, finishedAt };
   }
 
   /**
@@ -232,17 +243,20 @@ function building(fn: FunctionResource, jobName: string, buildNs: string, url: s
   return { outcome: { kind: 'progressing', reason: 'Building', message }, status: { phase: 'Building', message, url } };
 }
 
-/** When a build Job started and ended as the Job saw it (completion, or its last condition when it failed). */
-function jobSpan(job: V1Job): { start: Date; end: Date } | undefined {
+/**
+ * When a build Job started and ended as the Job saw it (completion, or its last condition when it failed);
+ * `now` as the end of one whose pod succeeded before the Job said Complete.
+ */
+function jobSpan(job: V1Job, now?: Date): { start: Date; end: Date } | undefined {
   const start = job.status?.startTime ?? job.metadata?.creationTimestamp;
-  const end = job.status?.completionTime ?? (job.status?.conditions ?? []).map((c) => c.lastTransitionTime).filter(Boolean).pop();
+  const end = job.status?.completionTime ?? (job.status?.conditions ?? []).map((c) => c.lastTransitionTime).filter(Boolean).pop() ?? now;
   if (!start || !end) return undefined;
   return { start: new Date(start), end: new Date(end) };
 }
 
 /** Build time as the Job saw it. */
-function observeBuild(ctx: ReconcileContext, namespace: string, name: string, job: V1Job, outcome: 'succeeded' | 'failed'): void {
-  const span = jobSpan(job);
+function observeBuild(ctx: ReconcileContext, namespace: string, name: string, job: V1Job, outcome: 'succeeded' | 'failed', now?: Date): void {
+  const span = jobSpan(job, now);
   if (!span) return;
   const seconds = (span.end.getTime() - span.start.getTime()) / 1000;
   if (seconds >= 0) ctx.metrics.buildDuration.observe({ namespace, function: name, outcome }, seconds);
@@ -250,7 +264,7 @@ function observeBuild(ctx: ReconcileContext, namespace: string, name: string, jo
 
 /** The times of a finished build for its BuildLog record (now when the Job does not tell). */
 function jobTimes(job: V1Job, now: Date): Pick<BuildRecord, 'startedAt' | 'finishedAt' | 'durationMs'> {
-  const span = jobSpan(job);
+  const span = jobSpan(job, now);
   if (!span) return { startedAt: toIso(job.metadata?.creationTimestamp) ?? now.toISOString(), finishedAt: now.toISOString() };
   return { startedAt: span.start.toISOString(), finishedAt: span.end.toISOString(), durationMs: Math.max(0, span.end.getTime() - span.start.getTime()) };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../api-client/kube-client.ts';
-import { failedContainer, latestJobPod, podOutput, settledJobPod, terminationMessage } from './job-status.ts';
+import { failedContainer, latestJobPod, podOutput, settledJobPod, succeededPodMessage, terminationMessage } from './job-status.ts';
 
 const done = (name: string, exitCode: number, message?: string): V1ContainerStatus => ({
   name,
@@ -68,5 +68,15 @@ describe("a finished Job's pod from the build pods' cache", () => {
     assert.equal((await latestJobPod(kube, jobOf(1), cache([podOf('b-1-c', 'Pending', '2026-01-01T00:00:00Z')])))?.metadata?.name, 'b-1-l');
     assert.equal((await latestJobPod(kube, jobOf(1)))?.metadata?.name, 'b-1-l');
     assert.deepEqual(listed, [`builds ${JOB}=b-1`, `builds ${JOB}=b-1`]);
+  });
+
+  it("reads a running Job's digest once its pod Succeeded (the Job's Complete comes later), from the cache alone", () => {
+    const cache = (pods: V1Pod[]) => ({ get: () => undefined, list: () => pods });
+    const succeeded = { ...podOf('b-1-a', 'Succeeded', '2026-01-01T00:00:00Z'), status: { phase: 'Succeeded', containerStatuses: [done('push', 0, 'sha256:abc')] } };
+    const running = { ...podOf('b-1-a', 'Running', '2026-01-01T00:00:00Z'), status: { phase: 'Running', containerStatuses: [done('push', 0, 'sha256:abc')] } };
+    assert.equal(succeededPodMessage(jobOf(0), cache([succeeded]), 'push'), 'sha256:abc');
+    assert.equal(succeededPodMessage(jobOf(0), cache([running]), 'push'), undefined, 'not before the pod says Succeeded');
+    assert.equal(succeededPodMessage(jobOf(0), cache([podOf('c-1-a', 'Succeeded', '2026-01-01T00:00:00Z', 'c-1')]), 'push'), undefined, "another Job's pod");
+    assert.equal(succeededPodMessage(jobOf(0), undefined, 'push'), undefined);
   });
 });

@@ -36,6 +36,20 @@ export function settledJobPod(job: V1Job, pods: readonly V1Pod[]): V1Pod | undef
   return newest(mine);
 }
 
+/**
+ * The termination message of `container` in a still-running build Job's pod that has Succeeded (every
+ * step exited 0): the image is pushed by then, and the Job's Complete condition follows a second or more
+ * later (the Job controller tracks its pods in batches). From the build pods' cache only; undefined when
+ * it shows no such pod.
+ */
+export function succeededPodMessage(job: V1Job, cache: Cache<V1Pod> | undefined, container: string): string | undefined {
+  if (!cache) return undefined;
+  const namespace = job.metadata?.namespace ?? '';
+  const pods = select(cache, namespace, 'job', `${namespace}/${job.metadata?.name ?? ''}`).filter((p) => p.metadata?.labels?.[JOB_NAME_LABEL] === job.metadata?.name);
+  const pod = newest(pods);
+  return pod?.status?.phase === 'Succeeded' ? terminationMessage(pod, container) : undefined;
+}
+
 function newest(pods: readonly V1Pod[]): V1Pod | undefined {
   const time = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
   return [...pods].sort((a, b) => time(b) - time(a))[0];
