@@ -20,14 +20,17 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-const REQUEST_ONLY = ['host', 'expect'];
+// Built once: endToEndHeaders runs twice per proxied call.
+const REQUEST_ONLY: ReadonlySet<string> = new Set(['host', 'expect']);
+const REQUEST_ONLY_CHUNKED: ReadonlySet<string> = new Set(['host', 'expect', 'content-length']);
+const NONE: ReadonlySet<string> = new Set();
 
 export type HeaderMap = Record<string, string | string[] | undefined>;
 
 /** A copy of `headers` without hop-by-hop headers (and without `drop`, lower-case names). */
-export function endToEndHeaders(headers: HeaderMap | IncomingHttpHeaders, drop: readonly string[] = []): Record<string, string | string[]> {
+export function endToEndHeaders(headers: HeaderMap | IncomingHttpHeaders, drop: ReadonlySet<string> = NONE): Record<string, string | string[]> {
   // Runs twice per proxied call, so it avoids allocating when Connection names nothing extra.
-  let named: Set<string> | undefined = drop.length > 0 ? new Set(drop) : undefined;
+  let named: Set<string> | undefined;
   const connection = headers['connection'];
   for (const value of Array.isArray(connection) ? connection : connection ? [connection] : []) {
     for (const token of value.split(',')) {
@@ -40,7 +43,7 @@ export function endToEndHeaders(headers: HeaderMap | IncomingHttpHeaders, drop: 
     const value = headers[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || named?.has(lower)) continue;
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-') || drop.has(lower) || named?.has(lower)) continue;
     out[lower] = value;
   }
   return out;
@@ -52,7 +55,7 @@ export function upstreamRequestHeaders(
   forwarded: { clientIp: string | undefined; proto: string; prefix: string },
 ): Record<string, string | string[]> {
   // Host is the upstream's (undici sets it from the URL); the caller's goes to X-Forwarded-Host.
-  const out = endToEndHeaders(headers, headers['transfer-encoding'] === undefined ? REQUEST_ONLY : [...REQUEST_ONLY, 'content-length']);
+  const out = endToEndHeaders(headers, headers['transfer-encoding'] === undefined ? REQUEST_ONLY : REQUEST_ONLY_CHUNKED);
   const prior = headers['x-forwarded-for'];
   const priorFor = Array.isArray(prior) ? prior.join(', ') : prior;
   if (forwarded.clientIp) out['x-forwarded-for'] = priorFor ? `${priorFor}, ${forwarded.clientIp}` : forwarded.clientIp;

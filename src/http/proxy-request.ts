@@ -17,6 +17,7 @@ import type { Activator } from './activator.ts';
 import { isDnsLabel } from './dns-label.ts';
 import { HttpError, toErrorResponse } from './errors.ts';
 import { endToEndHeaders, upstreamRequestHeaders } from './forward-headers.ts';
+import { isoTime } from '../store/iso-time.ts';
 
 export interface ProxyContext {
   readonly platform: Platform;
@@ -86,17 +87,22 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   const query = upstreamPath.indexOf('?');
   const pathOnly = query < 0 ? upstreamPath : upstreamPath.slice(0, query);
   let requestBytes = 0;
-  let responseBytes = 0;
-  let status = 0;
+  const call: Exchange = { status: 0, responseBytes: 0, controller: undefined, paused: false };
   let coldStartMs: number | undefined;
   // Only functions that exist get their own metric series and log entries: names in 404s are
   // the caller's to invent, and must not grow the registry or the log without bound.
   let exists = false;
-  let controller: Dispatcher.DispatchController | undefined;
-  res.once('close', () => {
+  /** Ends this call's in-flight count for the autoscaler (Platform.scaling), once begun. */
+  let endScaling: (() => void) | undefined;
+  let closed = false;
+  // One listener does everything at the end ('close' comes once): each listener and closure more is
+  // paid on every call (docs/benchmarks.md, /fn proxy).
+  res.on('close', () => {
+    closed = true;
+    endScaling?.();
     // The client went away before the end: stop the upstream request too.
-    if (!res.writableFinished) controller?.abort(new Error('the client closed the connection'));
-    const finalStatus = res.writableFinished ? status || res.statusCode : CLIENT_CLOSED;
+    if (!res.writableFinished) call.controller?.abort(new Error('the client closed the connection'));
+    const finalStatus = res.writableFinished ? call.status || res.statusCode : CLIENT_CLOSED;
     const seconds = (performance.now() - started) / 1000;
     const series = exists ? invocationSeries(ctx.metrics, namespace, name, statusClass(finalStatus)) : invocationSeries(ctx.metrics, '', '', statusClass(finalStatus));
     series.count.inc();
@@ -110,8 +116,8 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
       status: finalStatus,
       durationMs: Math.round(seconds * 1e6) / 1e3,
       requestBytes,
-      responseBytes,
-      startedAt: new Date(Date.now() - seconds * 1000).toISOString(),
+      responseBytes: call.responseBytes,
+      startedAt: isoTime(Date.now() - seconds * 1000),
       ...(coldStartMs === undefined ? {} : { coldStartMs }),
     });
   });
@@ -123,8 +129,10 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   exists = endpoint.kind !== 'not-found';
   const scaling = ctx.platform.scaling;
   if (scaling && (endpoint.kind === 'ready' || endpoint.kind === 'idle')) {
-    // In flight for the autoscaler from here (a held call too) until the call ends, whichever way.
-    res.once('close', scaling.requestBegan(namespace, name));
+    // In flight for the autoscaler from here (a held call too) until the call ends, whichever way; a
+    // client that left while the endpoint was looked up has already closed, so it ends at once.
+    endScaling = scaling.requestBegan(namespace, name);
+    if (closed) endScaling();
   }
   if (endpoint.kind === 'idle') {
     if (!ctx.activator) throw new HttpError('function_not_ready', `function ${namespace}/${name} is scaled to zero and this server cannot wake it`);
@@ -175,51 +183,14 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
   }
 
   const timeoutMs = endpoint.timeoutSec * 1000;
-  const once = (origin: string) =>
-    new Promise<void>((resolve, reject) => {
-      let started = false;
-      const resume = () => controller?.resume();
-      ctx.dispatcher.dispatch(
-        {
-          origin,
-          path: upstreamPath,
-          method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-          headers: upstreamRequestHeaders(headers, { ...clientOf(req, ctx.trustProxy), prefix: `/fn/${namespace}/${name}` }),
-          body,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        },
-        {
-          onRequestStart(c) {
-            controller = c;
-            if (res.destroyed) c.abort(new Error('the client closed the connection'));
-          },
-          onResponseStart(_c, statusCode, upstreamHeaders) {
-            if (statusCode < 200) return; // 1xx: informational, the real answer follows
-            started = true;
-            status = statusCode;
-            res.writeHead(statusCode, endToEndHeaders(upstreamHeaders));
-            res.on('drain', resume);
-          },
-          onResponseData(c, chunk) {
-            responseBytes += chunk.length;
-            if (!res.write(chunk)) c.pause();
-          },
-          onResponseEnd() {
-            res.end();
-            resolve();
-          },
-          onResponseError(_c, err) {
-            if (!started) return reject(err);
-            // The client left or the function broke off mid-response: nothing more can be said on
-            // this connection, so end it (the invocation log records what happened).
-            if (!res.destroyed) ctx.log.warn({ err: err.message }, `response from ${namespace}/${name} broke off`);
-            res.destroy();
-            resolve();
-          },
-        },
-      );
-    });
+  const request: Omit<Dispatcher.DispatchOptions, 'origin'> = {
+    path: upstreamPath,
+    method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+    headers: upstreamRequestHeaders(headers, { ...clientOf(req, ctx.trustProxy), prefix: `/fn/${namespace}/${name}` }),
+    body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  };
   // A refused connection sent nothing, so the call may try again for a moment: a pod that just became
   // Ready is unroutable until kube-proxy programs its Service (0.5 s of ECONNREFUSED seen on the real
   // node, more under load), and a restarted dev process binds its port a moment late. A body goes
@@ -239,11 +210,11 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
     const replica = replicas?.pick();
     let outcome: 'done' | 'refused' = 'done';
     try {
-      return await once(replica?.baseUrl ?? endpoint.baseUrl);
+      return await exchange(ctx, res, call, { ...request, origin: replica?.baseUrl ?? endpoint.baseUrl }, `${namespace}/${name}`);
     } catch (err) {
       if (hasCode(err, REFUSALS)) outcome = 'refused';
       const untouched = body === null || !body.readableDidRead;
-      const unanswered = status === 0 && !res.destroyed;
+      const unanswered = call.status === 0 && !res.destroyed;
       if (unanswered && resetsLeft > 0 && hasCode(err, RESETS)) {
         resetsLeft--;
         continue;
@@ -258,6 +229,64 @@ async function forward(req: IncomingMessage, res: ServerResponse, ctx: ProxyCont
       replica?.release(outcome);
     }
   }
+}
+
+/** What one /fn call's exchange with the function learns as it goes, read by the call's record at its end. */
+interface Exchange {
+  /** The function's status, 0 until it answered. */
+  status: number;
+  responseBytes: number;
+  controller: Dispatcher.DispatchController | undefined;
+  /** Reading from the function is paused until the client drains what is buffered. */
+  paused: boolean;
+}
+
+/**
+ * One attempt to send the call to `request.origin` and stream the answer into `res`: resolves once the
+ * answer has ended (or broken off after it began), rejects when nothing was answered. A module-level
+ * function with one state object rather than closures per call: the bundle's keepNames makes every named
+ * closure a defineProperty on each call, and each one is an allocation the bare proxy does not make.
+ */
+function exchange(ctx: ProxyContext, res: ServerResponse, call: Exchange, request: Dispatcher.DispatchOptions, fn: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let started = false;
+    ctx.dispatcher.dispatch(request, {
+      onRequestStart(c) {
+        call.controller = c;
+        if (res.destroyed) c.abort(new Error('the client closed the connection'));
+      },
+      onResponseStart(_c, statusCode, upstreamHeaders) {
+        if (statusCode < 200) return; // 1xx: informational, the real answer follows
+        started = true;
+        call.status = statusCode;
+        res.writeHead(statusCode, endToEndHeaders(upstreamHeaders));
+      },
+      onResponseData(c, chunk) {
+        call.responseBytes += chunk.length;
+        // Back-pressure: stop reading the function until the client has taken what is buffered.
+        if (!res.write(chunk) && !call.paused) {
+          call.paused = true;
+          c.pause();
+          res.once('drain', () => {
+            call.paused = false;
+            c.resume();
+          });
+        }
+      },
+      onResponseEnd() {
+        res.end();
+        resolve();
+      },
+      onResponseError(_c, err) {
+        if (!started) return reject(err);
+        // The client left or the function broke off mid-response: nothing more can be said on
+        // this connection, so end it (the invocation log records what happened).
+        if (!res.destroyed) ctx.log.warn({ err: err.message }, `response from ${fn} broke off`);
+        res.destroy();
+        resolve();
+      },
+    });
+  });
 }
 
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);

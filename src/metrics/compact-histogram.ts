@@ -3,6 +3,7 @@
 // build times (1 ... 1200 s) gave every series a 1,201-slot backing array, ~15 KB: 14.8 MB of a
 // controller's heap for 1,000 functions' build durations. Same text in /metrics as prom-client's.
 import type { Metric, Registry } from 'prom-client';
+import { LabelSeries } from './label-series.ts';
 
 interface Series<L extends string> {
   readonly labels: Readonly<Record<L, string>>;
@@ -17,38 +18,42 @@ export interface LabeledHistogram<L extends string> {
   remove(labels: Readonly<Record<L, string>>): void;
 }
 
+/** One series, held by a caller that observes it often (/fn: once per call), so no label lookup per value. */
+export interface HistogramSeries {
+  observe(value: number): void;
+}
+
 export class CompactHistogram<L extends string> implements LabeledHistogram<L> {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  private readonly series = new Map<string, Series<L>>();
+  private readonly series: LabelSeries<L, Series<L>>;
 
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly labelNames: readonly L[],
+    labelNames: readonly L[],
     private readonly upperBounds: readonly number[],
     registers: readonly Registry[],
   ) {
+    this.series = new LabelSeries(labelNames, (labels) => ({ labels, counts: new Float64Array(upperBounds.length), sum: 0, count: 0 }));
     for (const r of registers) r.registerMetric(this as unknown as Metric);
   }
 
   observe(labels: Readonly<Record<L, string>>, value: number): void {
-    if (!Number.isFinite(value)) throw new TypeError(`${this.name}: not a finite number: ${value}`);
-    const key = this.keyOf(labels);
-    let s = this.series.get(key);
-    if (!s) {
-      const own = Object.fromEntries(this.labelNames.map((l) => [l, labels[l]])) as Record<L, string>;
-      s = { labels: own, counts: new Float64Array(this.upperBounds.length), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
-    const i = this.upperBounds.findIndex((b) => value <= b);
-    if (i >= 0) s.counts[i]! += 1;
-    s.sum += value;
-    s.count += 1;
+    this.record(this.series.of(labels), value);
+  }
+
+  /**
+   * The series of `labels`, to observe without finding it again. It stays the one printed until
+   * `remove` (or `reset`) drops it; a handle kept past that counts into nothing, so its holder drops it too.
+   */
+  child(labels: Readonly<Record<L, string>>): HistogramSeries {
+    const s = this.series.of(labels);
+    return { observe: (value) => this.record(s, value) };
   }
 
   remove(labels: Readonly<Record<L, string>>): void {
-    this.series.delete(this.keyOf(labels));
+    this.series.delete(labels);
   }
 
   reset(): void {
@@ -71,7 +76,17 @@ export class CompactHistogram<L extends string> implements LabeledHistogram<L> {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
-  private keyOf(labels: Readonly<Record<L, string>>): string {
-    return this.labelNames.map((l) => `${labels[l] ?? ''}`).join('\u0000');
+  private record(s: Series<L>, value: number): void {
+    if (!Number.isFinite(value)) throw new TypeError(`${this.name}: not a finite number: ${value}`);
+    const bounds = this.upperBounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]!) {
+        s.counts[i]! += 1;
+        break;
+      }
+    }
+    s.sum += value;
+    s.count += 1;
   }
+
 }

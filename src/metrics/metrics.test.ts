@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { Histogram, Registry } from 'prom-client';
-import { createMetrics, dropFunctionSeries } from './metrics.ts';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { createMetrics, dropFunctionSeries, invocationSeries } from './metrics.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -49,5 +49,50 @@ describe('per-function build durations (sless_build_duration_seconds)', () => {
     reference.remove({ namespace: 'a', function: 'f', outcome: 'succeeded' });
     assert.equal(await text(ours), await text(theirs));
     assert.doesNotMatch(await text(ours), /function="f",namespace="a"/);
+  });
+});
+
+describe('the /fn series (sless_invocations_total, sless_invocation_duration_seconds)', () => {
+  it('print as prom-client prints a counter and a histogram of the same names, labels and buckets, through the held series and after a drop', async () => {
+    const ours = new Registry();
+    const metrics = createMetrics(ours);
+    const theirs = new Registry();
+    const labelNames = ['namespace', 'function', 'status_class'] as const;
+    const count = new Counter({ name: 'sless_invocations_total', help: 'Calls through /fn, by function and status class', labelNames, registers: [theirs] });
+    const duration = new Histogram({
+      name: 'sless_invocation_duration_seconds',
+      help: 'Time from request to the end of the response through /fn',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [theirs],
+    });
+    const calls: Array<[string, string, string, number]> = [
+      ['a', 'f', '2xx', 0.0004],
+      ['a', 'f', '2xx', 0.003],
+      ['a', 'f', '5xx', 61],
+      ['a', 'g', '2xx', 0.001],
+      ['', '', '4xx', 0.0001],
+      ['b', 'f', '2xx', 0.2],
+    ];
+    for (const [namespace, fn, status, seconds] of calls) {
+      const series = invocationSeries(metrics, namespace, fn, status);
+      series.count.inc();
+      series.duration.observe(seconds);
+      count.inc({ namespace, function: fn, status_class: status });
+      duration.observe({ namespace, function: fn, status_class: status }, seconds);
+    }
+    const text = async (r: Registry) => `${await r.getSingleMetricAsString('sless_invocations_total')}\n${await r.getSingleMetricAsString('sless_invocation_duration_seconds')}`;
+    assert.equal(await text(ours), await text(theirs));
+    dropFunctionSeries(metrics, 'a', 'f');
+    for (const status_class of ['2xx', '5xx']) {
+      count.remove({ namespace: 'a', function: 'f', status_class });
+      duration.remove({ namespace: 'a', function: 'f', status_class });
+    }
+    assert.equal(await text(ours), await text(theirs));
+    // A call after the drop starts the series again from zero, as prom-client's would.
+    invocationSeries(metrics, 'a', 'f', '2xx').count.inc();
+    count.inc({ namespace: 'a', function: 'f', status_class: '2xx' });
+    assert.match(await text(ours), /sless_invocations_total\{namespace="a",function="f",status_class="2xx"\} 1\n/);
+    assert.throws(() => metrics.invocations.inc({ namespace: 'a', function: 'f', status_class: '2xx' }, -1), /only grows/);
   });
 });

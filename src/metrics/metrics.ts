@@ -2,12 +2,13 @@
 // createMetrics is idempotent per registry (prom-client refuses to register a name twice), so every
 // component can call it with the registry it was given.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { CompactCounter } from './compact-counter.ts';
 import { CompactHistogram, type LabeledHistogram } from './compact-histogram.ts';
 
 export interface Metrics {
-  /** /fn calls, labels namespace, function, status_class (2xx..5xx). */
-  readonly invocations: Counter<'namespace' | 'function' | 'status_class'>;
-  readonly invocationDuration: Histogram<'namespace' | 'function' | 'status_class'>;
+  /** /fn calls, labels namespace, function, status_class (2xx..5xx). Compact: /fn counts every call (invocationSeries). */
+  readonly invocations: CompactCounter<'namespace' | 'function' | 'status_class'>;
+  readonly invocationDuration: CompactHistogram<'namespace' | 'function' | 'status_class'>;
   /** /hooks deliveries by provider and outcome (accepted, ignored, unauthorized, not_found, bad_request). */
   readonly webhooks: Counter<'provider' | 'outcome'>;
   /** /v1 (and console) requests refused because the token did not verify, by reason. */
@@ -38,19 +39,14 @@ export function createMetrics(registry: Registry): Metrics {
   if (known) return known;
   const registers = [registry];
   const metrics: Metrics = {
-    invocations: new Counter({
-      name: 'sless_invocations_total',
-      help: 'Calls through /fn, by function and status class',
-      labelNames: ['namespace', 'function', 'status_class'],
+    invocations: new CompactCounter('sless_invocations_total', 'Calls through /fn, by function and status class', ['namespace', 'function', 'status_class'], registers),
+    invocationDuration: new CompactHistogram(
+      'sless_invocation_duration_seconds',
+      'Time from request to the end of the response through /fn',
+      ['namespace', 'function', 'status_class'],
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
-    }),
-    invocationDuration: new Histogram({
-      name: 'sless_invocation_duration_seconds',
-      help: 'Time from request to the end of the response through /fn',
-      labelNames: ['namespace', 'function', 'status_class'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    }),
+    ),
     webhooks: new Counter({
       name: 'sless_webhooks_total',
       help: 'Webhook deliveries on /hooks, by provider and outcome',
@@ -129,7 +125,7 @@ export interface InvocationSeries {
 }
 const seriesCache = new WeakMap<Metrics, Map<string, InvocationSeries>>();
 
-/** The /fn series of one function and status class; prom-client hashes the label set on every call, so the children are cached. */
+/** The /fn series of one function and status class, held per key: finding a series by its labels costs more than counting. */
 export function invocationSeries(metrics: Metrics, namespace: string, fn: string, status: string): InvocationSeries {
   let byKey = seriesCache.get(metrics);
   if (!byKey) seriesCache.set(metrics, (byKey = new Map()));
@@ -137,7 +133,7 @@ export function invocationSeries(metrics: Metrics, namespace: string, fn: string
   let series = byKey.get(key);
   if (!series) {
     const labels = { namespace, function: fn, status_class: status };
-    series = { count: metrics.invocations.labels(labels), duration: metrics.invocationDuration.labels(labels) };
+    series = { count: metrics.invocations.child(labels), duration: metrics.invocationDuration.child(labels) };
     // dropFunctionSeries removes a deleted function's entries; the bound covers processes that never hear of deletions.
     if (byKey.size > 10_000) byKey.clear();
     byKey.set(key, series);

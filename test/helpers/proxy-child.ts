@@ -1,7 +1,8 @@
 // A sless app in its own process, for measurements that must not mix with the test's own memory
 // (RSS while streaming) and for the benchmark. argv: upstream base URL, optional body limit,
 // optional database URL (then invocations go to Postgres, else to the in-memory log).
-// Logging is on at info level (to /dev/null), metrics are on, as in production.
+// Logging is on at info level (to /dev/null), metrics are on, and every call is counted in flight for the
+// autoscaler (the Kubernetes platform's ReplicaCounts), as in production.
 // Prints {"port": N} once listening; answers "rss" on stdin with {"baseline","peak"} in bytes,
 // and "reset" starts a new baseline. SLESS_BENCH_PICKER=1: the endpoint picks a pod per call (pod routing).
 import { createWriteStream } from 'node:fs';
@@ -11,13 +12,19 @@ import { createMetrics } from '../../src/metrics/metrics.ts';
 import { openPgStore } from '../../src/store/pg-store.ts';
 import { realTimers } from '../../src/platform/kubernetes/api-client/timers.ts';
 import { PodTable } from '../../src/platform/kubernetes/pod-routing/pod-table.ts';
+import { ReplicaCounts } from '../../src/platform/kubernetes/scaling/replica-counts.ts';
+import type { FunctionScaling } from '../../src/platform/types.ts';
 import { listen, testApp } from './http-test-kit.ts';
+import { MemoryPlatform } from './memory-platform.ts';
 
 const [upstreamUrl, limit, databaseUrl] = process.argv.slice(2);
 if (!upstreamUrl) throw new Error('usage: proxy-child.ts <upstream-url> [body-limit-bytes] [database-url]');
 const registry = new Registry();
 const store = databaseUrl ? await openPgStore({ connectionString: databaseUrl, metrics: createMetrics(registry) }) : undefined;
+const counts = new ReplicaCounts();
+const scaling: FunctionScaling = { requestBegan: (namespace, name) => counts.begin(namespace, name), wake: () => Promise.resolve() };
 const { app, platform } = await testApp({
+  platform: Object.assign(new MemoryPlatform(), { scaling }),
   registry,
   limits: { proxyBodyBytes: Number(limit || 100 * 1024 * 1024) },
   logger: { level: 'info', stream: createWriteStream('/dev/null') },

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FunctionScaling } from '../../src/platform/types.ts';
+import type { Endpoint, FunctionScaling } from '../../src/platform/types.ts';
 import { listen, testApp, upstream } from '../helpers/http-test-kit.ts';
 import { MemoryPlatform } from '../helpers/memory-platform.ts';
 
@@ -17,6 +17,8 @@ class ScalingPlatform extends MemoryPlatform {
   startMs = 300;
   /** Functions whose wake never finishes. */
   readonly stuck = new Set<string>();
+  /** Functions whose lookup waits until this promise settles (an endpoint read from the API server). */
+  readonly slowLookup = new Map<string, Promise<void>>();
   readonly scaling: FunctionScaling = {
     requestBegan: (namespace, name) => {
       const key = `${namespace}/${name}`;
@@ -37,6 +39,11 @@ class ScalingPlatform extends MemoryPlatform {
       this.serve(namespace, name, up.url, 30);
     },
   };
+
+  override async resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
+    await this.slowLookup.get(`${namespace}/${name}`);
+    return super.resolveEndpoint(namespace, name);
+  }
 
   idle(namespace: string, name: string, timeoutSec = 30): void {
     this.serve(namespace, name, 'http://127.0.0.1:9', timeoutSec);
@@ -120,6 +127,23 @@ describe('/fn activator', async () => {
     req.destroy();
     await sleep(200);
     assert.equal(platform.inFlight.get('dev/left'), 0);
+  });
+
+  it('a caller that goes away while its function is looked up is not left in flight', async () => {
+    const up = await upstream((_req, res) => res.end('ok'));
+    platform.servers.push(up.close);
+    platform.serve('dev', 'looked-up', up.url);
+    let lookedUp!: () => void;
+    platform.slowLookup.set('dev/looked-up', new Promise<void>((resolve) => (lookedUp = resolve)));
+    const req = httpRequest(`${base}/fn/dev/looked-up`);
+    req.on('error', () => {});
+    req.end();
+    await sleep(200);
+    req.destroy();
+    await sleep(200);
+    lookedUp();
+    await sleep(200);
+    assert.equal(platform.inFlight.get('dev/looked-up') ?? 0, 0, 'its in-flight count ended with it');
   });
 
   it('a disabled function answers 503 and is never woken', async () => {
