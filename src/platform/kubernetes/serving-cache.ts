@@ -1,5 +1,5 @@
 // What /fn and /hooks read on every replica, from watches instead of a GET per request (issue 11 item 6):
-// Functions, the Deployments labelled managed-by=sless and FunctionRepositories, cluster-wide, each cut
+// Functions, the Deployments labelled managed-by=sless and FunctionRepositories (with their open previews), cluster-wide, each cut
 // down to the few fields the lookups read (a hot function, an unknown name and a forged webhook then cost
 // the API server nothing). A Deployment scaled to 0 is seen as soon as the watch delivers it, so a
 // Function switched off answers 503 at once, never a stale "ready" that sends traffic to pods going away.
@@ -13,6 +13,7 @@ import { ResilientInformer } from './api-client/resilient-informer.ts';
 import { listAllPages } from './api-client/slim.ts';
 import type { Timers } from './api-client/timers.ts';
 import { DISABLED_ANNOTATION } from './scaling/workload-replicas.ts';
+import { trimPreviewStatus } from './preview-status.ts';
 
 export interface ServingCacheOptions {
   readonly kubeConfig: KubeConfig;
@@ -51,13 +52,23 @@ export function trimDeployment(d: V1Deployment): void {
   (d as { status?: unknown }).status = available !== undefined ? { availableReplicas: available } : {};
 }
 
-/** A FunctionRepository as /hooks reads it: its branch and Secret. */
+/**
+ * A FunctionRepository as /hooks reads it (its branch and Secret), and as /fn and /v1 read its open
+ * pull-request previews (spec.previews.ttl, status.previews: preview-status.ts).
+ */
 export function trimRepository(r: RepositoryResource): void {
   trimMeta(r.metadata);
   const branch = r.spec?.branch;
   const secretRef = r.spec?.secretRef?.name;
-  (r as { spec?: unknown }).spec = { ...(branch ? { branch } : {}), ...(secretRef ? { secretRef: { name: secretRef } } : {}) };
-  delete (r as { status?: unknown }).status;
+  const ttl = (r.spec as { previews?: { ttl?: unknown } } | undefined)?.previews?.ttl;
+  (r as { spec?: unknown }).spec = {
+    ...(branch ? { branch } : {}),
+    ...(secretRef ? { secretRef: { name: secretRef } } : {}),
+    ...(typeof ttl === 'string' ? { previews: { ttl } } : {}),
+  };
+  const previews = trimPreviewStatus(r.status);
+  if (previews) (r as { status?: unknown }).status = previews;
+  else delete (r as { status?: unknown }).status;
 }
 
 export class ServingCache {
