@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
+import { PREVIEW_DEFAULTS } from '../preview/preview-settings.ts';
 import { FUNCTION_DEFAULTS, REPOSITORY_DEFAULTS, TRIGGER_DEFAULTS } from './defaults.ts';
 import { DEFAULT_ENTRYPOINT, manifestSchema } from './manifest-schema.ts';
 
-type Props = Record<string, { default?: unknown }>;
+type Props = Record<string, { default?: unknown; properties?: Props }>;
 
 async function specProperties(file: string): Promise<Props> {
   const crd = parse(await readFile(new URL(`../../crds/${file}`, import.meta.url), 'utf8')) as {
@@ -36,6 +37,10 @@ describe('defaults: one source', () => {
     const repo = await specProperties('functionrepository.yaml');
     for (const key of ['branch', 'interval', 'suspend', 'prune'] as const) {
       if (repo[key]?.default !== undefined) assert.equal(repo[key]?.default, REPOSITORY_DEFAULTS[key], key);
+    }
+    const previews = repo.previews?.properties ?? {};
+    for (const key of Object.keys(PREVIEW_DEFAULTS) as (keyof typeof PREVIEW_DEFAULTS)[]) {
+      assert.equal(previews[key]?.default, PREVIEW_DEFAULTS[key], `spec.previews.${key}`);
     }
   });
 });

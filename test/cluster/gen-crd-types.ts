@@ -21,6 +21,8 @@ export const ANNOTATION_REQUESTED_AT = 'sless.kube5s.ru/requestedAt';`;
 
 /** The OpenAPI v3 subset the CRDs use, as written in the YAML (the client's model renames enum/default). */
 interface Schema {
+  /** Names the generated type where kind + property name would clash (a nested list of the same name). */
+  title?: string;
   type?: string;
   description?: string;
   properties?: Record<string, Schema>;
@@ -161,8 +163,9 @@ function typeOf(out: Emitter, s: Schema, kind: string, prop: string): string {
   const twoShaped = TWO_SHAPED[`${kind}.${prop}`];
   if (twoShaped && s.type === undefined) return twoShaped;
   if (s.enum) {
-    const typeName = `${kind}${pascal(prop)}`;
-    const constName = `${kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_${prop.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_VALUES`;
+    const typeName = s.title ?? `${kind}${pascal(prop)}`;
+    const upper = (t: string) => t.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+    const constName = s.title ? `${upper(s.title)}_VALUES` : `${upper(kind)}_${upper(prop)}_VALUES`;
     out.blocks.push(
       `export const ${constName} = [${s.enum.map((e) => `'${String(e)}'`).join(', ')}] as const;\n` +
         `export type ${typeName} = (typeof ${constName})[number];`,
@@ -181,7 +184,7 @@ function typeOf(out: Emitter, s: Schema, kind: string, prop: string): string {
       if (!s.items) throw new Error(`${kind}.${prop}: array without items`);
       const items = s.items;
       if (items.type === 'object' && items.properties) {
-        const itemName = `${kind}${pascal(prop)}Item`;
+        const itemName = items.title ?? `${kind}${pascal(prop)}Item`;
         emitObject(out, itemName, items, kind);
         return `${itemName}[]`;
       }

@@ -221,6 +221,23 @@ export interface FunctionRepositoryCommitStatus {
   provider?: FunctionRepositoryProvider;
 }
 
+export const PREVIEW_SECRETS_VALUES = ['none', 'inherit'] as const;
+export type PreviewSecrets = (typeof PREVIEW_SECRETS_VALUES)[number];
+
+/** Pull-request previews (docs/previews.md): a pull request against the watched branch from a branch of this repository gets namespace <namespace>-pr-<N> with the functions it changes built there; the others answer from production. */
+export interface FunctionRepositoryPreviews {
+  /** (default false) */
+  enabled?: boolean;
+  /** A preview is removed this long after its last push, e.g. 30m, 72h, 2d. (default "72h"; pattern ^[0-9]{1,6}(s|m|h|d)$) */
+  ttl?: string;
+  /** Open previews at most; the next pull request is refused with a commit status. (default 5; range 0..1000; format int32) */
+  maxOpen?: number;
+  /** Whether schedules and jobs run in previews (a preview must not fire production side effects). (default false) */
+  schedules?: boolean;
+  /** inherit copies the Secrets of env_from_secrets into the preview namespace; none gives previews no Secrets (a function that needs one fails with a message). (default "none") */
+  secrets?: PreviewSecrets;
+}
+
 export interface FunctionRepositorySpec {
   /** The repository's HTTP(S) clone URL, without credentials (they go in secretRef). (pattern ^https?://[^\s@]+$; max 2048 chars) */
   url: string;
@@ -238,6 +255,8 @@ export interface FunctionRepositorySpec {
   prune?: boolean;
   /** Sets commit statuses on each synced revision (context sless, and sless/<function> for each function that failed): pending while its functions build or roll out, success when all serve it, failure with the first error. The token is the Secret's commitStatusToken, else its token or password. */
   commitStatus?: FunctionRepositoryCommitStatus;
+  /** Pull-request previews (docs/previews.md): a pull request against the watched branch from a branch of this repository gets namespace <namespace>-pr-<N> with the functions it changes built there; the others answer from production. */
+  previews?: FunctionRepositoryPreviews;
 }
 
 export interface FunctionRepositoryFunctionsItem {
@@ -245,6 +264,35 @@ export interface FunctionRepositoryFunctionsItem {
   path: string;
   codeHash?: string;
   error?: string;
+}
+
+export const PREVIEW_FUNCTION_STATE_VALUES = ['built', 'production', 'removed', 'failed'] as const;
+export type PreviewFunctionState = (typeof PREVIEW_FUNCTION_STATE_VALUES)[number];
+
+export interface PreviewFunctionItem {
+  name: string;
+  state: PreviewFunctionState;
+  path: string;
+  error?: string;
+}
+
+export interface FunctionRepositoryPreviewsItem {
+  /** (range 1..inf; format int64) */
+  number: number;
+  /** <namespace>-pr-<N> */
+  namespace: string;
+  /** The pull request's head branch. */
+  branch: string;
+  /** The head commit last planned (or to plan, while planned is false). */
+  head: string;
+  /** The last push; ttl counts from here. (format date-time) */
+  updatedAt: string;
+  /** False until the pull request has been read and planned once. */
+  planned: boolean;
+  /** Why the last plan failed (head unreadable), when it did. */
+  message?: string;
+  /** Every function of the head and the merge base, from the preview plan. */
+  functions?: PreviewFunctionItem[];
 }
 
 export interface FunctionRepositoryStatus {
@@ -261,6 +309,8 @@ export interface FunctionRepositoryStatus {
   webhookPath?: string;
   /** One entry per function folder found at the last sync. */
   functions?: FunctionRepositoryFunctionsItem[];
+  /** One entry per open pull-request preview, sorted by number; written by the leader's controller only. */
+  previews?: FunctionRepositoryPreviewsItem[];
 }
 
 /** A git repository of functions, kept in sync with the cluster. */
