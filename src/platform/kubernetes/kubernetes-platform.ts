@@ -25,6 +25,7 @@ import type {
   LogLine,
   LogQuery,
   Platform,
+  PlatformPreviews,
   RepositoryInput,
   RepositoryRecord,
   SyncHint,
@@ -192,6 +193,15 @@ export class KubernetesPlatform implements Platform {
     const pods = this.podRouting?.pods(namespace, name);
     return Promise.resolve(endpointOf(functions.get(name, namespace), deployments.get(name, namespace), namespace, name, this.opts.settings.clusterDomain, pods));
   }
+
+  /**
+   * Pull-request previews: the open ones are read from the watches (kube-preview-serving.ts). Deliveries
+   * are answered as before this port had a Kubernetes side, until the controller's part plugs in here.
+   */
+  readonly previews: PlatformPreviews = {
+    pullRequest: async () => ({ outcome: 'ignored', message: 'this server builds no pull-request previews' }),
+    list: (namespace) => this.previewServing.list(namespace),
+  };
 
   // ---- namespaces and health -------------------------------------------------------------------
 
