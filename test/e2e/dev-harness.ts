@@ -164,6 +164,30 @@ export async function giteaPush(
   });
 }
 
+/** POSTs a pull_request delivery of a same-repository branch against `main`, signed as Gitea signs it. */
+export async function giteaPullRequest(
+  dev: Pick<DevProcess, 'url' | 'webhookSecret'>,
+  opts: { action: 'opened' | 'synchronized' | 'closed'; number: number; branch: string; sha: string; merged?: boolean },
+): Promise<Response> {
+  const { number } = opts;
+  const body = JSON.stringify({
+    action: opts.action,
+    number,
+    pull_request: { number, merged: opts.merged ?? false, head: { ref: opts.branch, sha: opts.sha, repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
+    repository: { id: 1, full_name: 'e2e/functions' },
+  });
+  return fetch(`${dev.url}/hooks/dev/local`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-gitea-event': 'pull_request',
+      'x-gitea-delivery': randomBytes(8).toString('hex'),
+      'x-gitea-signature': createHmac('sha256', dev.webhookSecret).update(body).digest('hex'),
+    },
+    body,
+  });
+}
+
 export async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
