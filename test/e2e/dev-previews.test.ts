@@ -157,21 +157,10 @@ test('bad deliveries: a wrong signature is 401; a bad number, another base branc
 });
 
 test('a pull request from a fork builds nothing, and its head gets a status saying so', async () => {
-  const org = `forkers-${randomBytes(3).toString('hex')}`;
-  await api.call('POST', '/orgs', { username: org });
-  const fork = await api.call<{ clone_url: string; full_name: string }>('POST', `/repos/${repo.fullName}/forks`, { organization: org });
-  const forkWc = await WorkingCopy.create(api.pushUrl(fork.clone_url));
-  try {
-    await forkWc.git('fetch', '-q', api.pushUrl(repo.cloneUrl), 'main');
-    await forkWc.git('reset', '-q', '--hard', 'FETCH_HEAD');
-    const head = await forkWc.commit(fn('alpha', 'v-fork'), 'fork alpha', 'from-fork');
-    const pr = await api.call<{ number: number }>('POST', `/repos/${repo.fullName}/pulls`, { head: `${org}:from-fork`, base: 'main', title: 'fork' });
-    const s = await previewStatusOf(head, (x) => x.status === 'failure', 'a failure status on the fork PR head');
-    assert.match(s.description, /forks are not built/);
-    assert.equal(await answer(`dev-pr-${pr.number}`, 'alpha'), 404);
-  } finally {
-    await forkWc.remove();
-  }
+  const { head, number } = await api.forkPullRequest(repo, fn('alpha', 'v-fork'));
+  const s = await previewStatusOf(head, (x) => x.status === 'failure', 'a failure status on the fork PR head');
+  assert.match(s.description, /forks are not built/);
+  assert.equal(await answer(`dev-pr-${number}`, 'alpha'), 404);
 });
 
 test('merging a PR removes its preview and production serves the merged code; closing another removes its preview', async () => {

@@ -117,6 +117,26 @@ export class GiteaApi {
     return out;
   }
 
+  /**
+   * A pull request from a fork: a new organisation forks `repo`, commits `files` on `branch` over the
+   * base's main, and opens the PR against main. Answers the fork's head and the PR number.
+   */
+  async forkPullRequest(repo: { cloneUrl: string; fullName: string }, files: Record<string, string | null>, branch = 'from-fork'): Promise<{ head: string; number: number }> {
+    const org = `forkers-${Math.random().toString(16).slice(2, 8)}`;
+    await this.call('POST', '/orgs', { username: org });
+    const fork = await this.call<{ clone_url: string }>('POST', `/repos/${repo.fullName}/forks`, { organization: org });
+    const forkWc = await WorkingCopy.create(this.pushUrl(fork.clone_url));
+    try {
+      await forkWc.git('fetch', '-q', this.pushUrl(repo.cloneUrl), 'main');
+      await forkWc.git('reset', '-q', '--hard', 'FETCH_HEAD');
+      const head = await forkWc.commit(files, 'from a fork', branch);
+      const pr = await this.call<{ number: number }>('POST', `/repos/${repo.fullName}/pulls`, { head: `${org}:${branch}`, base: 'main', title: 'fork' });
+      return { head, number: pr.number };
+    } finally {
+      await forkWc.remove();
+    }
+  }
+
   /** A URL with the admin's credentials for `git push` (a token works as the password). */
   pushUrl(cloneUrl: string): string {
     const u = new URL(cloneUrl);

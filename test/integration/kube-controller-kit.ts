@@ -52,8 +52,11 @@ export interface Kit {
   /** The metrics registry every Controller of this kit registers on (as /metrics would serve it). */
   readonly registry: Registry;
   controller?: Controller;
-  /** `as`: a kubeconfig the controller uses instead of the admin one (an impersonated ServiceAccount). */
-  startController(as?: KubeConfig): Promise<Controller>;
+  /**
+   * `as`: a kubeconfig the controller uses instead of the admin one (an impersonated ServiceAccount);
+   * `watchAll`: it watches every namespace (those it creates itself, previews', too), as in production.
+   */
+  startController(as?: KubeConfig, opts?: { readonly watchAll?: boolean }): Promise<Controller>;
   stopController(): Promise<void>;
   /** A second namespace (another tenant) the kit's controllers also watch: make it before startController. */
   addNamespace(prefix: string): Promise<string>;
@@ -66,6 +69,8 @@ export interface Kit {
   buildJobs(fn?: string): Promise<V1Job[]>;
   /** Plays the kubelet for these functions' Deployments (once they exist): their pods Ready, the Deployment Available. */
   serve(...names: string[]): Promise<void>;
+  /** The same in another namespace (a preview's). */
+  serveIn(namespace: string, ...names: string[]): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -113,7 +118,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
     logs,
     buildLog: createMemoryBuildLog(),
     registry: new Registry(),
-    async startController(as) {
+    async startController(as, opts = {}) {
       const store = new S3ArtifactStore({
         bucket: s3.bucket,
         endpoint: s3.endpoint,
@@ -128,7 +133,7 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
         logger,
         settings,
         store,
-        watchNamespace: namespaces.filter((n) => n.name !== buildNs).map((n) => n.name),
+        ...(opts.watchAll ? {} : { watchNamespace: namespaces.filter((n) => n.name !== buildNs).map((n) => n.name) }),
         backoff: { baseMs: 200, maxMs: 2_000 },
         buildLog: kit.buildLog,
       });
@@ -169,7 +174,8 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
       const selector = [`sless.kube5s.ru/function-namespace=${ns}`, ...(fn ? [`sless.kube5s.ru/function=${fn}`] : [])].join(',');
       return (await batch.listNamespacedJob({ namespace: buildNs, labelSelector: selector })).items;
     },
-    async serve(...names) {
+    serve: (...names) => kit.serveIn(ns, ...names),
+    async serveIn(ns, ...names) {
       const appsApi = kc.makeApiClient(AppsV1Api);
       await Promise.all(
         names.map(async (name) => {

@@ -14,6 +14,7 @@ import type { Platform } from '../types.ts';
 import type { RetryDelays } from '../../queue/delivery.ts';
 import { httpInvoker } from '../queue-invoker.ts';
 import { KubeQueueConsumers } from './queue-consumers.ts';
+import { previewRequestsFingerprint } from './previews/preview-requests.ts';
 import { KubeCommitStatus } from './kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
 import { createInformers, type ControllerInformers } from './controller-informers.ts';
@@ -318,7 +319,8 @@ export class Controller {
 
   private onRepository(event: InformerEvent, repo: RepositoryResource): void {
     const key = keyOf(repo);
-    const seen = `${repo.metadata?.generation ?? ''}|${repo.metadata?.annotations?.[ANNOTATIONS.requestedAt] ?? ''}|${repo.metadata?.deletionTimestamp ? 'x' : ''}`;
+    // A recorded pull-request delivery (previews/preview-requests.ts) asks for a reconcile as requestedAt does.
+    const seen = `${repo.metadata?.generation ?? ''}|${repo.metadata?.annotations?.[ANNOTATIONS.requestedAt] ?? ''}|${repo.metadata?.deletionTimestamp ? 'x' : ''}|${previewRequestsFingerprint(repo.metadata?.annotations)}`;
     if (event === 'delete') {
       this.seenRepos.delete(key);
       this.queues.FunctionRepository.add(key);
@@ -339,6 +341,7 @@ export class Controller {
     for (const t of select(this.informers.triggers, ns, 'functionRef', `${ns}/${name}`)) this.queues.Trigger.add(keyOf(t));
     for (const j of select(this.informers.functionJobs, ns, 'functionRef', `${ns}/${name}`)) this.queues.FunctionJob.add(keyOf(j));
     this.commitStatus.functionChanged(fn, fn.metadata?.labels?.[LABELS.repository]);
+    this.repositoryReconciler.previewFunctionChanged(fn);
   }
 
   private onTrigger(t: TriggerResource): void {

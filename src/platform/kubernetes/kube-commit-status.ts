@@ -6,7 +6,8 @@ import { CommitStatusPoster } from '../../commit-status/commit-status-poster.ts'
 import type { RevisionFunction } from '../../commit-status/decide-commit-status.ts';
 import { kubeFunctionState } from './kube-function-state.ts';
 import { RevisionReporter } from '../../commit-status/revision-reporter.ts';
-import { describeTarget, statusTarget } from '../../commit-status/status-target.ts';
+import { describeTarget, statusTarget, type StatusTarget } from '../../commit-status/status-target.ts';
+import type { CommitStatus } from '../../commit-status/decide-commit-status.ts';
 import type { FunctionResource, RepositoryResource } from './objects/resources.ts';
 import type { TargetPolicy } from '../../source/target-policy.ts';
 
@@ -47,6 +48,11 @@ export class KubeCommitStatus {
     this.#poster = o.poster ?? new CommitStatusPoster({ logger: o.logger, targets: o.targets });
   }
 
+  /** Public base URL of sless (the statuses' console links). */
+  get consoleBaseUrl(): string | undefined {
+    return this.#o.publicBaseUrl;
+  }
+
   /** After a sync that reached a revision; never throws. */
   async synced(repo: RepositoryResource, result: SyncedRevision): Promise<void> {
     const namespace = repo.metadata?.namespace ?? '';
@@ -57,13 +63,8 @@ export class KubeCommitStatus {
       return;
     }
     try {
-      const secretName = repo.spec.secretRef?.name;
-      const data = secretName ? await this.#o.readSecret(namespace, secretName) : undefined;
-      const token = data?.commitStatusToken || data?.token || data?.password || undefined;
-      const target = statusTarget({ url: repo.spec.url, token, ...(opt.provider ? { provider: opt.provider } : {}) });
-      if ('error' in target) {
-        const hint = token ? '' : `: add commitStatusToken (or token) to the Secret named by spec.secretRef${secretName ? ` (${namespace}/${secretName})` : ''}`;
-        this.#problem(key, `CommitStatusSkipped: FunctionRepository ${key}: ${target.error}${hint}`);
+      const target = await this.#targetOf(repo, key);
+      if (!target) {
         this.#tracked.delete(key);
         return;
       }
@@ -78,6 +79,39 @@ export class KubeCommitStatus {
     } catch (err) {
       this.#problem(key, `CommitStatusSkipped: FunctionRepository ${key}: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+
+  /**
+   * Statuses of another context on commit `sha` of the repository (`sless/preview` on a pull request's
+   * head, previews/), to the same target with the same token as its sync statuses; never throws.
+   */
+  async post(repo: RepositoryResource, sha: string, statuses: readonly CommitStatus[]): Promise<void> {
+    const key = `${repo.metadata?.namespace ?? ''}/${repo.metadata?.name ?? ''}`;
+    const opt = repo.spec?.commitStatus;
+    if (!opt || opt.enabled === false) return;
+    try {
+      const target = await this.#targetOf(repo, key);
+      if (target) this.#poster.post(target, sha, statuses);
+    } catch (err) {
+      this.#problem(key, `CommitStatusSkipped: FunctionRepository ${key}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Where the repository's statuses go, or undefined (logged once) when they cannot. */
+  async #targetOf(repo: RepositoryResource, key: string): Promise<StatusTarget | undefined> {
+    const namespace = repo.metadata?.namespace ?? '';
+    const opt = repo.spec?.commitStatus;
+    if (!opt || !repo.spec) return undefined;
+    const secretName = repo.spec.secretRef?.name;
+    const data = secretName ? await this.#o.readSecret(namespace, secretName) : undefined;
+    const token = data?.commitStatusToken || data?.token || data?.password || undefined;
+    const target = statusTarget({ url: repo.spec.url, token, ...(opt.provider ? { provider: opt.provider } : {}) });
+    if ('error' in target) {
+      const hint = token ? '' : `: add commitStatusToken (or token) to the Secret named by spec.secretRef${secretName ? ` (${namespace}/${secretName})` : ''}`;
+      this.#problem(key, `CommitStatusSkipped: FunctionRepository ${key}: ${target.error}${hint}`);
+      return undefined;
+    }
+    return target;
   }
 
   /** A Function changed (build finished, rollout done, failure): re-evaluate its repository's revision. */

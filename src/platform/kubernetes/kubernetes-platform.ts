@@ -41,6 +41,7 @@ import { FunctionCode } from './function-code.ts';
 import { KubeFunctions } from './kube-functions.ts';
 import { KubeLogs } from './kube-logs.ts';
 import { KubeRepositories } from './kube-repositories.ts';
+import { KubePreviews } from './previews/kube-previews.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
@@ -102,6 +103,11 @@ export class KubernetesPlatform implements Platform {
   private readonly logs: KubeLogs;
   /** /fn at preview URLs and the open previews, from the watches (kube-preview-serving.ts). */
   readonly previewServing: KubePreviewServing;
+  /**
+   * Pull-request previews: deliveries recorded on the repository for the leader (previews/kube-previews.ts),
+   * the open previews listed from the watches (kube-preview-serving.ts).
+   */
+  readonly previews: PlatformPreviews;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -161,6 +167,16 @@ export class KubernetesPlatform implements Platform {
           ...(logger?.info ? { log: { info: (message: string, fields?: Record<string, unknown>) => logger.info?.(message, fields) } } : {}),
         })
       : undefined;
+    const deliveries = new KubePreviews({
+      objects,
+      now: opts.now ?? (() => new Date()),
+      ...(opts.settings.publicBaseUrl ? { publicBaseUrl: opts.settings.publicBaseUrl } : {}),
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+    this.previews = {
+      pullRequest: (namespace, name, event, reason) => deliveries.pullRequest(namespace, name, event, reason),
+      list: (namespace) => this.previewServing.list(namespace),
+    };
     this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl, (ns) => this.admit(ns));
   }
 
@@ -193,15 +209,6 @@ export class KubernetesPlatform implements Platform {
     const pods = this.podRouting?.pods(namespace, name);
     return Promise.resolve(endpointOf(functions.get(name, namespace), deployments.get(name, namespace), namespace, name, this.opts.settings.clusterDomain, pods));
   }
-
-  /**
-   * Pull-request previews: the open ones are read from the watches (kube-preview-serving.ts). Deliveries
-   * are answered as before this port had a Kubernetes side, until the controller's part plugs in here.
-   */
-  readonly previews: PlatformPreviews = {
-    pullRequest: async () => ({ outcome: 'ignored', message: 'this server builds no pull-request previews' }),
-    list: (namespace) => this.previewServing.list(namespace),
-  };
 
   // ---- namespaces and health -------------------------------------------------------------------
 

@@ -12,7 +12,9 @@ import { pinnedResolve, run as runGit } from '../../source/git-cli.ts';
 import { redactUrl } from '../../source/git-source-error.ts';
 import { GitTree, TreeMemo } from '../../source/git-tree.ts';
 import { TargetPolicy } from '../../source/target-policy.ts';
+import type { SourceTree } from '../../source/source-tree.ts';
 import type { Snapshot } from '../../source/types.ts';
+import type { GitAuth } from '../../source/git-auth.ts';
 import { gitDirsOf } from './git-dirs.ts';
 import { isGitUrl, readerOver } from './open-repository.ts';
 import type { RepositoryRead } from './ports.ts';
@@ -21,6 +23,9 @@ export interface PreviewRead {
   /** The head of the PR's branch as it is now (newer than the delivery's when pushed to since). */
   readonly head: RepositoryRead;
   readonly mergeBase: Snapshot;
+  /** The head's commit id and tree (the Kubernetes previews upload build contexts from it). */
+  readonly headCommit: string;
+  readonly headTree: SourceTree;
 }
 
 export interface PreviewReader {
@@ -39,6 +44,12 @@ export interface PreviewReaderOptions extends ManifestCaps {
   readonly path: string;
   /** Where a fetched repository's preview cache goes. */
   readonly cacheDir: string;
+  /** Where the fetch may connect (default: anywhere, as `sless dev`; the controller passes its syncs' policy). */
+  readonly targets?: TargetPolicy;
+  /** Credentials beside the URL's own (the controller's spec.secretRef). */
+  readonly auth?: GitAuth;
+  /** The cache's folder name under cacheDir (default previews.git). */
+  readonly cacheName?: string;
 }
 
 // A branch name as git allows it in a refspec, and nothing that could read as an option or a range.
@@ -50,10 +61,10 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
   const cache = {};
   const memo = new TreeMemo();
   const remote = isGitUrl(opts.repo) ? splitCredentials(opts.repo) : undefined;
-  const gitdir = remote ? path.join(path.resolve(opts.cacheDir), 'previews.git') : gitDirsOf(path.resolve(opts.repo))?.commonDir;
+  const gitdir = remote ? path.join(path.resolve(opts.cacheDir), opts.cacheName ?? 'previews.git') : gitDirsOf(path.resolve(opts.repo))?.commonDir;
   if (!gitdir) throw new Error(`--previews needs --repo to be a git URL or a local git repository, not the plain folder ${opts.repo}`);
   const headers: Record<string, string> = {};
-  const authorization = remote ? authorizationHeader(remote.auth) : undefined;
+  const authorization = remote ? authorizationHeader(opts.auth ?? remote.auth) : undefined;
   if (authorization) headers['authorization'] = authorization;
   const git = async (args: string[], config: ReadonlyArray<readonly [string, string]> = []): Promise<string> => {
     const r = await runGit(args, { gitdir, headers, config });
@@ -67,7 +78,7 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
     if (!remote) return;
     await mkdir(gitdir, { recursive: true });
     await git(['init', '--bare', '--quiet']);
-    const pinned = await pinnedResolve(TargetPolicy.anyTarget(), new URL(remote.url));
+    const pinned = await pinnedResolve(opts.targets ?? TargetPolicy.anyTarget(), new URL(remote.url));
     const args = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', remote.url, `+refs/heads/${opts.branch}:${refOf(opts.branch)}`, `+refs/heads/${branch}:${refOf(branch)}`];
     const r = await runGit(args, { gitdir, headers, config: pinned });
     if (r.code === 0) return;
@@ -92,11 +103,9 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
     });
     memo.rotate();
     const tree = (commit: string) => new GitTree({ gitdir, commit, cache, memo });
-    const [headRead, baseRead] = await Promise.all([
-      readerOver(snapshots, opts.path, tree(head), caps),
-      readerOver(snapshots, opts.path, tree(mergeBase), caps),
-    ]);
-    return { head: headRead, mergeBase: baseRead.snapshot };
+    const headTree = tree(head);
+    const [headRead, baseRead] = await Promise.all([readerOver(snapshots, opts.path, headTree, caps), readerOver(snapshots, opts.path, tree(mergeBase), caps)]);
+    return { head: headRead, mergeBase: baseRead.snapshot, headCommit: head, headTree };
   };
 
   return {

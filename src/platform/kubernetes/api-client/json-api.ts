@@ -16,6 +16,7 @@ export const CONTENT_TYPES = {
   json: 'application/json',
   apply: 'application/apply-patch+yaml',
   merge: 'application/merge-patch+json',
+  jsonPatch: 'application/json-patch+json',
 } as const;
 
 export class JsonApi {

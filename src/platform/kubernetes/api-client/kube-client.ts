@@ -170,6 +170,30 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Removes annotations of an object only while each still holds the value given (a JSON patch of
+   * `test` + `remove` pairs): 'changed' when one was rewritten meanwhile (nothing removed), 'missing' when gone.
+   */
+  async removeAnnotationsIf(obj: EventTarget, expected: Readonly<Record<string, string>>): Promise<'removed' | 'changed' | 'missing'> {
+    this.note('jsonPatch');
+    const path = pathOf({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace } });
+    if (!path) throw new Error(`no API path for ${describe(obj)}`);
+    const pointer = (key: string) => `/metadata/annotations/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    const ops = Object.entries(expected).flatMap(([key, value]) => [
+      { op: 'test', path: pointer(key), value },
+      { op: 'remove', path: pointer(key) },
+    ]);
+    try {
+      await this.json.send('PATCH', `${path}?fieldManager=${FIELD_MANAGER}`, ops, CONTENT_TYPES.jsonPatch);
+      return 'removed';
+    } catch (err) {
+      if (isStatus(err, 404)) return 'missing';
+      // A failed `test` (or a key already gone) is 422 Unprocessable / 409 Conflict.
+      if (isStatus(err, 422) || isStatus(err, 409)) return 'changed';
+      throw new Error(`patch ${describe(obj)} failed: ${apiMessage(err)}`, { cause: err });
+    }
+  }
+
   /** Merge patch of a sless object's status subresource; a vanished object is not an error. */
   async patchStatus(kind: SlessKind, namespace: string, name: string, status: object): Promise<void> {
     this.note(`status:${kind}`);

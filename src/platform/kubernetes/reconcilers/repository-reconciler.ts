@@ -33,6 +33,9 @@ import type { StatusFields } from './status-writer.ts';
 import { reconcileObject, type Reconciled, type Reconciler, type Turn } from './reconcile-object.ts';
 import { StalledError } from '../stalled-error.ts';
 import { fingerprintOwned, fingerprintRepository, unchangedSince } from './unchanged-sync.ts';
+import { PreviewReconcile } from '../previews/preview-reconcile.ts';
+import type { PreviewEntry } from '../previews/preview-requests.ts';
+import type { FunctionResource } from '../objects/resources.ts';
 
 export class RepositoryReconciler implements Reconciler<RepositoryResource, RepositoryStatus, RepositoryReason> {
   readonly kind = 'FunctionRepository';
@@ -43,9 +46,20 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
   /** Routine syncs wait at their phase boundaries while a push's sync runs (api-client/urgent-gate.ts). */
   private readonly gate = new UrgentGate({ maxWaitMs: URGENT_GATE_MAX_WAIT_MS, maxHoldMs: URGENT_GATE_MAX_HOLD_MS, quietMs: URGENT_GATE_QUIET_MS });
 
+  /** Pull-request previews of the repositories (previews/preview-reconcile.ts), after each sync. */
+  private readonly previews: PreviewReconcile;
+  /** status.previews of each repository's last run, written with every status (an failed sync's too). */
+  private readonly previewStatus = new Map<string, PreviewEntry[]>();
+
   constructor(private readonly ctx: ReconcileContext) {
     this.sources = new RepositorySources(ctx);
     this.applies = new SyncApply(ctx);
+    this.previews = new PreviewReconcile(ctx, this.applies, this.sources);
+  }
+
+  /** A Function changed: a preview's `sless/preview` status follows its built Functions. */
+  previewFunctionChanged(fn: FunctionResource): void {
+    this.previews.functionChanged(fn);
   }
 
   async close(): Promise<void> {
@@ -64,12 +78,16 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
   async gone(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
     await this.sources.forget(key);
+    this.previewStatus.delete(key);
     this.ctx.commitStatus?.forget(namespace, name);
   }
 
-  /** Deleting the repository must not take its objects with it: the finalizer gives finalize() the chance. */
+  /**
+   * Deleting the repository must not take its objects with it (prune off), and must take its preview
+   * namespaces with it (a Namespace cannot carry an ownerReference to it): the finalizer gives finalize() the chance.
+   */
   wantsFinalizer(repo: RepositoryResource): boolean {
-    return repo.spec?.prune === false;
+    return repo.spec?.prune === false || PreviewReconcile.wantsFinalizer(repo);
   }
 
   suspended(repo: RepositoryResource): boolean {
@@ -106,18 +124,43 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
 
   baseStatus(repo: RepositoryResource): StatusFields<RepositoryStatus> {
     const requestedAt = repo.metadata?.annotations?.[ANNOTATIONS.requestedAt];
-    return { webhookPath: `/hooks/${repo.metadata?.namespace ?? ''}/${repo.metadata?.name ?? ''}`, ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}) };
+    const previews = this.previewStatus.get(`${repo.metadata?.namespace ?? ''}/${repo.metadata?.name ?? ''}`);
+    return {
+      webhookPath: `/hooks/${repo.metadata?.namespace ?? ''}/${repo.metadata?.name ?? ''}`,
+      ...(requestedAt ? { lastHandledRequestedAt: requestedAt } : {}),
+      // Written once a repository has had previews; a repository that never had one gets no field.
+      ...(previews && (previews.length > 0 || repo.status?.previews) ? { previews } : {}),
+    };
   }
 
   /** One sync: refused in platform namespaces; elsewhere the controller may read its secretRef after that. */
   async steps(repo: RepositoryResource, key: string, boundary: () => Promise<void>): Promise<Reconciled<RepositoryStatus, RepositoryReason>> {
     await this.ctx.tenants.ensure(splitKey(key).namespace);
+    let result: Reconciled<RepositoryStatus, RepositoryReason>;
     try {
-      return await this.sync(repo, key, this.requeueAfterMs(repo), boundary);
+      result = await this.sync(repo, key, this.requeueAfterMs(repo), boundary);
     } catch (err) {
+      // Previews do not wait for the watched branch to be fixed: they are read from their own branches.
+      await this.reconcilePreviews(repo, key);
       // A revision past the tree limits (source/tree-limits.ts) needs a fix in git: retrying cannot help.
       if (err instanceof TreeLimitError) throw new StalledError(err.reason, err.message, { cause: err });
       throw err;
+    }
+    const previewsAfterMs = await this.reconcilePreviews(repo, key);
+    if (previewsAfterMs === undefined) return result;
+    return { ...result, requeueAfterMs: Math.min(result.requeueAfterMs ?? this.requeueAfterMs(repo), previewsAfterMs) };
+  }
+
+  /** The repository's previews (their status goes out through baseStatus); answers when to look again for a ttl. */
+  private async reconcilePreviews(repo: RepositoryResource, key: string): Promise<number | undefined> {
+    try {
+      const r = await this.previews.reconcile(repo, key);
+      this.previewStatus.set(key, r.previews);
+      return r.requeueAfterMs;
+    } catch (err) {
+      // Never fails the sync of the watched branch; the next reconcile tries again.
+      this.ctx.logger.warn(`FunctionRepository ${key}: previews: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
     }
   }
 
@@ -250,6 +293,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     const name = repo.metadata?.name ?? '';
     const uid = repo.metadata?.uid;
     let orphaned = 0;
+    const previews = await this.previews.removeAll(repo);
     if (repo.spec?.prune === false) {
       const owned = [
         ...ctx.caches.functions.list(namespace),
@@ -265,6 +309,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     await ctx.kube.mergePatch(repo, {
       metadata: { finalizers: (repo.metadata?.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: repo.metadata?.resourceVersion },
     });
+    if (previews > 0) ctx.logger.info(`FunctionRepository ${namespace}/${name} deleted: removed ${previews} preview namespace(s)`);
     if (orphaned > 0) record(ctx, repo, 'Normal', 'Orphaned', `prune is off: kept ${orphaned} object(s) this repository generated; they are no longer managed by git`);
   }
 }

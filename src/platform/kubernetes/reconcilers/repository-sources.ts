@@ -77,7 +77,8 @@ export class RepositorySources {
     return state;
   }
 
-  private async credentials(repo: RepositoryResource): Promise<GitAuth | undefined> {
+  /** The git credentials of spec.secretRef (previews fetch with them too). */
+  async credentials(repo: RepositoryResource): Promise<GitAuth | undefined> {
     const secretName = repo.spec?.secretRef?.name;
     if (!secretName) return undefined;
     const namespace = repo.metadata?.namespace ?? '';

@@ -63,6 +63,8 @@ export class SyncApply {
     revision: string,
     valid: readonly FunctionEntry[],
     live: LiveObjects,
+    /** Reshapes what each folder wants before it is applied (a preview's objects: previews/preview-objects.ts). */
+    shape: (objects: RepositoryObjects) => RepositoryObjects = (o) => o,
   ): Promise<AppliedFunctions> {
     const ctx = this.ctx;
     const { namespace, name } = splitKey(key);
@@ -99,7 +101,7 @@ export class SyncApply {
             return;
           }
           try {
-            const objects = await this.desiredFor(repo, tree, entry, revision, existing);
+            const objects = shape(await this.desiredFor(repo, tree, entry, revision, existing));
             const generation = await this.applyObjects(objects, live);
             if (generation !== undefined) appliedGenerations.set(fnName, generation);
             for (const o of [objects.fn, ...objects.triggers, ...objects.jobs])

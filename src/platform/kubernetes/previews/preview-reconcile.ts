@@ -1,0 +1,236 @@
+// The leader's part of pull-request previews on Kubernetes (docs/previews.md "Kubernetes"), run by the
+// repository reconciler after each sync of a repository:
+//   1. each recorded delivery (preview-requests.ts) is decided again by decidePreview with what only the
+//      leader knows (the open previews of status.previews, the namespaces): ignore, refuse (a failed
+//      `sless/preview` status), remove (the namespace), or build;
+//   2. a build reads the PR's head and merge base (the same reader as `sless dev`, preview-source.ts),
+//      plans per folder (planPreview), creates `<ns>-pr-<N>` with the base's tenant rules, and applies,
+//      with the same per-folder apply as the watched branch (sync-apply.ts), only the functions the PR
+//      changes; what it no longer changes is pruned. A second push rebuilds only what changed again;
+//   3. previews past their ttl (all of them once previews are turned off) are removed;
+//   4. `sless/preview` goes to the PR head as the built Functions' phases change.
+// A delivery stays recorded until it is handled (a failed read is retried at the next reconcile).
+import type { FunctionDeployState } from '../../../commit-status/decide-commit-status.ts';
+import { manifestCapsOf } from '../../../manifest/defaults.ts';
+import { decidePreview } from '../../../preview/preview-decision.ts';
+import { planPreview } from '../../../preview/preview-plan.ts';
+import { previewSettingsOf, type PreviewSettings } from '../../../preview/preview-settings.ts';
+import { previewStatus, refusedStatus } from '../../../preview/preview-status.ts';
+import { openPreviewReader, PreviewBranchMissing, type PreviewReader } from '../../local/preview-source.ts';
+import type { PreviewFunctionItem } from '../crd-types.ts';
+import { kubeFunctionState } from '../kube-function-state.ts';
+import { ownedByRepository } from '../objects/drift.ts';
+import type { FunctionResource, RepositoryResource } from '../objects/resources.ts';
+import { gitTargets, type RepositorySources } from '../reconcilers/repository-sources.ts';
+import { splitKey, type ReconcileContext } from '../reconcilers/reconcile-context.ts';
+import { pruneOwned, type LiveObjects, type SyncApply } from '../reconcilers/sync-apply.ts';
+import { previewObjects, type PreviewIdentity } from './preview-objects.ts';
+import { PreviewNamespaces } from './preview-namespaces.ts';
+import { expiredPreviews, nextExpiryMs, previewRequests, type PreviewEntry, type PreviewRequest } from './preview-requests.ts';
+
+export interface PreviewsReconciled {
+  /** status.previews as it is now (sorted by number). */
+  readonly previews: PreviewEntry[];
+  /** Look again by then (the next ttl expiry). */
+  readonly requeueAfterMs?: number;
+}
+
+interface Tracked {
+  readonly repo: RepositoryResource;
+  readonly entry: PreviewEntry;
+  readonly generations: ReadonlyMap<string, number>;
+}
+
+export class PreviewReconcile {
+  private readonly namespaces: PreviewNamespaces;
+  private readonly readers = new Map<string, { fingerprint: string; reader: PreviewReader }>();
+  /** The built previews whose `sless/preview` status follows their Functions, by preview namespace. */
+  private readonly tracked = new Map<string, Tracked>();
+
+  constructor(
+    private readonly ctx: ReconcileContext,
+    private readonly applies: SyncApply,
+    private readonly sources: RepositorySources,
+  ) {
+    this.namespaces = new PreviewNamespaces(ctx);
+  }
+
+  /** Whether the repository needs the finalizer that removes its previews (a Namespace cannot be owned by it). */
+  static wantsFinalizer(repo: RepositoryResource): boolean {
+    return repo.spec?.previews?.enabled === true || (repo.status?.previews?.length ?? 0) > 0;
+  }
+
+  async reconcile(repo: RepositoryResource, key: string): Promise<PreviewsReconciled> {
+    const ctx = this.ctx;
+    const { namespace, name } = splitKey(key);
+    const settings = previewSettingsOf(repo.spec?.previews);
+    const entries = new Map((repo.status?.previews ?? []).map((e) => [e.number, e]));
+    const handled: PreviewRequest[] = [];
+    for (const request of previewRequests(repo.metadata?.annotations)) {
+      if ('error' in settings) break;
+      const id: PreviewIdentity = { namespace, repository: name, number: request.number };
+      const previewNs = `${namespace}-pr-${request.number}`;
+      const taken = await this.namespaces.takenByOther(previewNs, id);
+      const d = decidePreview({
+        event: request.event,
+        namespace,
+        watchedBranch: repo.spec?.branch ?? 'main',
+        settings,
+        open: [...entries.values()].map((e) => ({ number: e.number, head: e.head })),
+        takenByOther: (n) => n === previewNs && taken,
+      });
+      const pr = `FunctionRepository ${key}: pull request #${request.number}`;
+      if (d.kind === 'ignore') {
+        ctx.logger.info(`${pr}: ${d.message}`);
+        handled.push(request);
+      } else if (d.kind === 'refuse') {
+        ctx.logger.warn(`${pr}: no preview: ${d.message}`);
+        await ctx.commitStatus?.post(repo, d.head, [refusedStatus(d.message)]);
+        handled.push(request);
+      } else if (d.kind === 'remove') {
+        ctx.logger.info(`${pr}: ${d.message}`);
+        await this.remove(entries.get(d.number) ?? { number: d.number, namespace: d.namespace }, id);
+        entries.delete(d.number);
+        handled.push(request);
+      } else {
+        const known = entries.get(d.number);
+        const entry: PreviewEntry = { ...(known ?? { planned: false, head: d.head }), number: d.number, namespace: d.namespace, branch: d.branch, updatedAt: request.at };
+        entries.set(d.number, entry);
+        try {
+          entries.set(d.number, await this.build(repo, entry, id, settings));
+          handled.push(request);
+        } catch (err) {
+          if (err instanceof PreviewBranchMissing) {
+            ctx.logger.info(`${pr}: ${err.message}; nothing built`);
+            if (!known) {
+              await this.remove(entry, id);
+              entries.delete(d.number);
+            }
+            handled.push(request);
+            continue;
+          }
+          const message = err instanceof Error ? err.message : String(err);
+          ctx.logger.warn(`${pr}: building the preview failed: ${message}; retrying at the next reconcile`);
+          entries.set(d.number, { ...entry, message });
+        }
+      }
+    }
+    const nowMs = ctx.now().getTime();
+    for (const e of expiredPreviews([...entries.values()], settings, nowMs)) {
+      const why = !('error' in settings) && !settings.enabled ? 'previews are off (spec.previews.enabled)' : 'its ttl passed since the last push';
+      ctx.logger.info(`FunctionRepository ${key}: removing the preview of pull request #${e.number} (${e.namespace}): ${why}`);
+      await this.remove(e, { namespace, repository: name, number: e.number });
+      entries.delete(e.number);
+    }
+    await this.forgetHandled(repo, handled);
+    const previews = [...entries.values()].sort((a, b) => a.number - b.number);
+    const next = nextExpiryMs(previews, settings, nowMs);
+    return { previews, ...(next !== undefined ? { requeueAfterMs: next } : {}) };
+  }
+
+  /** The repository is being deleted: every preview namespace it made goes first (its finalizer). */
+  async removeAll(repo: RepositoryResource): Promise<number> {
+    const namespace = repo.metadata?.namespace ?? '';
+    const repository = repo.metadata?.name ?? '';
+    let removed = 0;
+    for (const e of repo.status?.previews ?? []) {
+      if (await this.remove(e, { namespace, repository, number: e.number })) removed++;
+    }
+    this.readers.delete(`${namespace}/${repository}`);
+    return removed;
+  }
+
+  /** A Function changed: the `sless/preview` status of its preview follows its phase. */
+  functionChanged(fn: FunctionResource): void {
+    const t = this.tracked.get(fn.metadata?.namespace ?? '');
+    if (t) void this.postStatus(t);
+  }
+
+  private async remove(e: Pick<PreviewEntry, 'number' | 'namespace'>, id: PreviewIdentity): Promise<boolean> {
+    this.tracked.delete(e.namespace);
+    return this.namespaces.remove(e.namespace, id);
+  }
+
+  /** Reads, plans and applies one preview; answers its planned entry. */
+  private async build(repo: RepositoryResource, entry: PreviewEntry, id: PreviewIdentity, settings: PreviewSettings): Promise<PreviewEntry> {
+    const ctx = this.ctx;
+    const read = await (await this.readerFor(repo)).read(entry.branch);
+    const plan = planPreview(read.mergeBase, read.head.snapshot);
+    const previewNs = entry.namespace;
+    const cap = ctx.settings.limits.functionsPerNamespace;
+    if (plan.build.length > cap) throw new Error(`the pull request changes ${plan.build.length} functions, more than the ${cap} one namespace may hold (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`);
+    await this.namespaces.ensure(previewNs, id);
+    if (settings.secrets === 'inherit') {
+      await this.namespaces.copySecrets(id.namespace, previewNs, plan.build.flatMap((f) => f.manifest?.envFromSecrets ?? []));
+    }
+    const owned = {
+      functions: ctx.caches.functions.list(previewNs).filter((o) => ownedByRepository(o, id.repository)),
+      triggers: ctx.caches.triggers.list(previewNs).filter((o) => ownedByRepository(o, id.repository)),
+      jobs: ctx.caches.functionJobs.list(previewNs).filter((o) => ownedByRepository(o, id.repository)),
+    };
+    const byName = <T extends { metadata?: { name?: string } }>(list: readonly T[]) => new Map(list.map((o) => [o.metadata?.name ?? '', o]));
+    const live: LiveObjects = { functions: byName(owned.functions), triggers: byName(owned.triggers), jobs: byName(owned.jobs) };
+    const previewRepo: RepositoryResource = { ...repo, metadata: { ...repo.metadata, namespace: previewNs } };
+    const applied = await this.applies.applyFunctions(`${previewNs}/${id.repository}`, previewRepo, read.headTree, read.headCommit, plan.build, live, (o) =>
+      previewObjects(o, id, settings),
+    );
+    const kinds = [['Function', owned.functions], ['Trigger', owned.triggers], ['FunctionJob', owned.jobs]] as const;
+    await pruneOwned(ctx.kube, previewNs, kinds, applied.wanted, applied.keep);
+    const errors = new Map(applied.statusFunctions.filter((f) => f.error).map((f) => [f.name, f.error as string]));
+    const functions: PreviewFunctionItem[] = plan.functions.map((f) => {
+      const error = f.error ?? errors.get(f.name);
+      return { name: f.name, state: error ? 'failed' : f.state, path: f.path, ...(error ? { error } : {}) };
+    });
+    const { message: _old, ...rest } = entry;
+    const planned: PreviewEntry = { ...rest, head: read.headCommit, planned: true, functions };
+    if (applied.firstUploadError) throw applied.firstUploadError;
+    const t: Tracked = { repo, entry: planned, generations: applied.appliedGenerations };
+    this.tracked.set(previewNs, t);
+    await this.postStatus(t);
+    return planned;
+  }
+
+  private async postStatus(t: Tracked): Promise<void> {
+    const fns = (t.entry.functions ?? []).map((f) => ({
+      name: f.name,
+      state: f.state,
+      ...(f.state === 'failed'
+        ? { deploy: { kind: 'failed', message: f.error ?? 'failed' } as FunctionDeployState }
+        : f.state === 'built'
+          ? { deploy: kubeFunctionState(this.ctx.caches.functions.get(f.name, t.entry.namespace), t.generations.get(f.name)) }
+          : {}),
+    }));
+    const base = this.ctx.commitStatus?.consoleBaseUrl;
+    await this.ctx.commitStatus?.post(t.repo, t.entry.head, [previewStatus({ namespace: t.entry.namespace, functions: fns, ...(base ? { consoleBaseUrl: base } : {}) })]);
+  }
+
+  /** One reader (and git cache) per repository, made anew when its url, branch, path or credentials change. */
+  private async readerFor(repo: RepositoryResource): Promise<PreviewReader> {
+    const key = `${repo.metadata?.namespace ?? ''}/${repo.metadata?.name ?? ''}`;
+    const auth = await this.sources.credentials(repo);
+    const spec = repo.spec!;
+    const fingerprint = JSON.stringify([spec.url, spec.branch ?? 'main', spec.path ?? '', auth]);
+    const known = this.readers.get(key);
+    if (known?.fingerprint === fingerprint) return known.reader;
+    const reader = openPreviewReader({
+      repo: spec.url,
+      branch: spec.branch ?? 'main',
+      path: spec.path ?? '',
+      cacheDir: this.ctx.settings.cacheDir,
+      cacheName: `previews-${key.replace('/', '--')}.git`,
+      targets: gitTargets(this.ctx.settings.git ?? {}),
+      ...(auth ? { auth } : {}),
+      ...manifestCapsOf(this.ctx.settings.limits),
+    });
+    this.readers.set(key, { fingerprint, reader });
+    return reader;
+  }
+
+  /** Removes the handled deliveries' annotations, all only while each still holds the value handled. */
+  private async forgetHandled(repo: RepositoryResource, handled: readonly PreviewRequest[]): Promise<void> {
+    if (handled.length === 0) return;
+    const answer = await this.ctx.kube.removeAnnotationsIf(repo, Object.fromEntries(handled.map((r) => [r.key, r.value])));
+    // A delivery recorded meanwhile over a handled one keeps its annotation (and is handled at the next reconcile).
+    if (answer === 'changed') this.ctx.logger.info(`FunctionRepository ${repo.metadata?.namespace}/${repo.metadata?.name}: pull-request deliveries arrived while handling others; handling them next`);
+  }
+}

@@ -1,0 +1,228 @@
+// Pull-request previews on Kubernetes, control plane (docs/previews.md "Kubernetes"), on the real
+// kube-apiserver and a real Gitea 1.27.3 (services kube, s3, git, gitea): three functions on main,
+// pull requests opened, pushed to, closed through Gitea's API; each delivery is Gitea's own pull request
+// JSON read by the webhook parser and handed to KubernetesPlatform's previews (the receiving replica's
+// part); the controller (leader) builds. Builds and rollouts are played by the harness (no kubelet).
+// The tests run in order and share one repository and one controller.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubePreviews } from '../../src/platform/kubernetes/previews/kube-previews.ts';
+import { SlessObjects } from '../../src/platform/kubernetes/sless-objects.ts';
+import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
+import { readPullRequest } from '../../src/webhook/pull-request.ts';
+import { GiteaApi, giteaFromEnv, WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
+import { eventually, getCustom } from '../helpers/kube.ts';
+import { markJobSucceeded } from '../helpers/kube-harness.ts';
+import { batchApi, core, customApi, DIGEST_A, patchCustom, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
+
+const env = giteaFromEnv();
+if (!env) throw new Error('this test needs the gitea test service: SLESS_TEST_SERVICES=kube,s3,git,gitea (built by .ci/install.d/40-gitea.sh)');
+const api = new GiteaApi(env);
+
+const fn = (name: string, version: string) => ({
+  [`functions/${name}/function.yaml`]: 'runtime: nodejs20\n',
+  [`functions/${name}/handler.js`]: `exports.handle = async () => ({ fn: '${name}', version: '${version}' });\n`,
+});
+
+describe('previews on Kubernetes: pull requests → preview namespaces built by the controller', () => {
+  let kit: Kit;
+  let wc: WorkingCopy;
+  let repo: { cloneUrl: string; fullName: string };
+  let previews: KubePreviews;
+
+  const deliver = async (number: number, action: string) => {
+    const pr = await api.call<Record<string, unknown>>('GET', `/repos/${repo.fullName}/pulls/${number}`);
+    const event = readPullRequest('gitea', { action, number, pull_request: pr });
+    if ('error' in event) throw new Error(event.error);
+    return previews.pullRequest(kit.ns, 'fns', event, 'test delivery');
+  };
+  const openPr = async (branch: string) => (await api.call<{ number: number }>('POST', `/repos/${repo.fullName}/pulls`, { head: branch, base: 'main', title: branch })).number;
+  const status = (sha: string, done: (s: CommitStatusRecord) => boolean, what: string) =>
+    eventually(
+      async () => {
+        const s = (await api.latestStatuses(repo.fullName, sha)).get('sless/preview');
+        if (!s || !done(s)) throw new Error(`${what}: sless/preview so far ${JSON.stringify(s && [s.status, s.description])}`);
+        return s;
+      },
+      { timeoutMs: 60_000 },
+    );
+  const entry = async (number: number) => (await kit.getRepository('fns')).status?.previews?.find((p) => p.number === number);
+  const previewFunctions = async (ns: string) =>
+    ((await customApi(kit.kc).listNamespacedCustomObject({ group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: ns, plural: 'functions' })) as { items: FunctionResource[] }).items;
+  const namespaceGone = (name: string) =>
+    eventually(
+      async () => {
+        const ns = await core(kit.kc).readNamespace({ name }).catch((e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e)));
+        if (ns && !ns.metadata?.deletionTimestamp) throw new Error(`namespace ${name} is still there`);
+      },
+      { timeoutMs: 60_000 },
+    );
+  const setTtl = (ttl: string) =>
+    patchCustom(kit, 'functionrepositories', 'fns', [{ op: 'replace', path: '/spec/previews/ttl', value: ttl }]);
+  const buildAndServe = async (ns: string, name: string) => {
+    const job = await eventually(
+      async () => {
+        const jobs = (await batchApi(kit.kc).listNamespacedJob({ namespace: kit.buildNs, labelSelector: `sless.kube5s.ru/function-namespace=${ns},sless.kube5s.ru/function=${name}` })).items;
+        const running = jobs.find((j) => !j.status?.succeeded && !j.status?.failed);
+        if (!running) throw new Error(`no running build Job for ${ns}/${name}`);
+        return running;
+      },
+      { timeoutMs: 30_000 },
+    );
+    await markJobSucceeded(kit.kc, kit.buildNs, job.metadata?.name ?? '', { terminationMessage: DIGEST_A });
+    await kit.serveIn(ns, name);
+  };
+
+  before(async () => {
+    repo = await api.createRepo(`kube-previews-${randomBytes(4).toString('hex')}`, { private: true });
+    kit = await setupKit('kube-previews', sharedS3(), {
+      git: { allowedHosts: [new URL(repo.cloneUrl).host] },
+      publicBaseUrl: 'https://fn.example.com',
+      systemNamespace: 'sless-system',
+      tenantBinding: { serviceAccount: 'sless-controller', namespace: 'sless-system' },
+    });
+    wc = await WorkingCopy.create(api.pushUrl(repo.cloneUrl));
+    await wc.commit({ ...fn('alpha', 'v1'), ...fn('beta', 'v1'), ...fn('gamma', 'v1') }, 'three functions', 'main');
+    const token = await api.createToken(`kube-previews-${randomBytes(3).toString('hex')}`, ['write:repository']);
+    await core(kit.kc).createNamespacedSecret({
+      namespace: kit.ns,
+      body: { metadata: { name: 'fns-git' }, type: 'sless.kube5s.ru/git-credentials', stringData: { token, webhookSecret: 'w' } },
+    });
+    await kit.startController(undefined, { watchAll: true });
+    previews = new KubePreviews({ objects: new SlessObjects(kit.kc), now: () => new Date() });
+    await kit.createRepository('fns', {
+      url: repo.cloneUrl,
+      path: 'functions',
+      interval: '5s',
+      secretRef: { name: 'fns-git' },
+      commitStatus: {},
+      previews: { enabled: true, maxOpen: 2 },
+    });
+    await eventually(async () => assert.equal((await kit.listFunctions()).length, 3), { timeoutMs: 60_000 });
+  });
+  after(async () => {
+    await kit?.dispose();
+    await wc?.remove();
+  });
+
+  let pr1: number;
+  let ns1: string;
+
+  it('a PR changing one of three functions: its namespace with the preview labels and the tenant RoleBinding, only the changed Function, status.previews, a commit status', async () => {
+    await wc.git('checkout', '-q', '-b', 'change-alpha');
+    const head = await wc.commit(fn('alpha', 'v2-pr'), 'alpha v2', 'change-alpha');
+    pr1 = await openPr('change-alpha');
+    ns1 = `${kit.ns}-pr-${pr1}`;
+    assert.equal((await deliver(pr1, 'opened')).outcome, 'accepted');
+    const e = await eventually(
+      async () => {
+        const p = await entry(pr1);
+        if (!p?.planned) throw new Error(`not planned yet: ${JSON.stringify(p)}`);
+        return p;
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.deepEqual([e.namespace, e.branch, e.head], [ns1, 'change-alpha', head]);
+    assert.deepEqual(e.functions, [
+      { name: 'alpha', state: 'built', path: 'functions/alpha' },
+      { name: 'beta', state: 'production', path: 'functions/beta' },
+      { name: 'gamma', state: 'production', path: 'functions/gamma' },
+    ]);
+    const ns = await core(kit.kc).readNamespace({ name: ns1 });
+    assert.deepEqual(
+      [ns.metadata?.labels?.['sless.kube5s.ru/preview-of'], ns.metadata?.labels?.['sless.kube5s.ru/preview-number'], ns.metadata?.labels?.['sless.kube5s.ru/preview-repository']],
+      [kit.ns, String(pr1), 'fns'],
+    );
+    const binding = await kit.kc.makeApiClient(RbacAuthorizationV1Api).readNamespacedRoleBinding({ namespace: ns1, name: 'sless-tenant' });
+    assert.equal(binding.roleRef.name, 'sless-tenant');
+    const fns = await previewFunctions(ns1);
+    assert.deepEqual(fns.map((f) => f.metadata?.name), ['alpha']);
+    assert.equal(fns[0]?.metadata?.ownerReferences, undefined, 'no ownerReference across namespaces');
+    assert.equal(fns[0]?.spec?.source?.revision, head);
+    const pending = await status(head, (s) => s.status === 'pending', 'pending while alpha builds');
+    assert.equal(pending.description, 'building 1 of 1 changed function');
+    assert.equal(pending.target_url, `https://fn.example.com/funcs/${ns1}`);
+    await buildAndServe(ns1, 'alpha');
+    const done = await status(head, (s) => s.status === 'success', 'success once alpha serves');
+    assert.equal(done.description, '1 built, 2 from production');
+    assert.equal((await kit.getFunction('alpha'))?.spec?.source?.revision !== head, true, 'production keeps main');
+  });
+
+  it('a second push rebuilds only what changed: beta is added, alpha untouched', async () => {
+    const alphaBefore = (await previewFunctions(ns1)).find((f) => f.metadata?.name === 'alpha');
+    const head = await wc.commit(fn('beta', 'v2-pr'), 'beta v2', 'change-alpha');
+    assert.equal((await deliver(pr1, 'synchronized')).outcome, 'accepted');
+    await eventually(
+      async () => {
+        const p = await entry(pr1);
+        if (p?.head !== head) throw new Error(`head not planned yet: ${JSON.stringify(p)}`);
+        assert.deepEqual(p.functions?.map((f) => [f.name, f.state]), [['alpha', 'built'], ['beta', 'built'], ['gamma', 'production']]);
+      },
+      { timeoutMs: 60_000 },
+    );
+    const fns = await previewFunctions(ns1);
+    assert.deepEqual(fns.map((f) => f.metadata?.name).sort(), ['alpha', 'beta']);
+    const alpha = fns.find((f) => f.metadata?.name === 'alpha');
+    assert.equal(alpha?.metadata?.generation, alphaBefore?.metadata?.generation, 'alpha was not re-applied');
+    assert.equal(alpha?.spec?.s3Key, alphaBefore?.spec?.s3Key);
+    await buildAndServe(ns1, 'beta');
+    assert.equal((await status(head, (s) => s.status === 'success', 'success after the second push')).description, '2 built, 1 from production');
+  });
+
+  it('a pull request from a fork builds nothing, and its head gets a failure status saying so', async () => {
+    const { head, number } = await api.forkPullRequest(repo, fn('alpha', 'v-fork'));
+    const answer = await deliver(number, 'opened');
+    assert.equal(answer.outcome, 'refused');
+    const s = await status(head, (x) => x.status === 'failure', 'a failure status on the fork PR head');
+    assert.match(s.description, /forks are not built/);
+    assert.equal(await entry(number), undefined);
+    await assert.rejects(core(kit.kc).readNamespace({ name: `${kit.ns}-pr-${number}` }), /404|not found/i);
+  });
+
+  let pr2: number;
+
+  it('maxOpen 2: a second PR gets its preview, a third is refused with a status that says so', async () => {
+    await wc.git('checkout', '-q', 'main');
+    await wc.git('checkout', '-q', '-b', 'change-gamma');
+    await wc.commit(fn('gamma', 'v2-pr'), 'gamma v2', 'change-gamma');
+    pr2 = await openPr('change-gamma');
+    assert.equal((await deliver(pr2, 'opened')).outcome, 'accepted');
+    await eventually(async () => assert.equal((await entry(pr2))?.planned, true), { timeoutMs: 60_000 });
+    await wc.git('checkout', '-q', 'main');
+    await wc.git('checkout', '-q', '-b', 'third');
+    const head3 = await wc.commit(fn('beta', 'v3'), 'beta v3', 'third');
+    const pr3 = await openPr('third');
+    const answer = await deliver(pr3, 'opened');
+    assert.equal(answer.outcome, 'refused');
+    assert.match(answer.message, /2 previews are open.*maxOpen 2/);
+    assert.match((await status(head3, (s) => s.status === 'failure', 'refused at maxOpen')).description, /2 previews are open/);
+  });
+
+  it('closing a PR deletes its namespace and its status.previews entry', async () => {
+    await api.call('PATCH', `/repos/${repo.fullName}/pulls/${pr2}`, { state: 'closed' });
+    assert.equal((await deliver(pr2, 'closed')).outcome, 'accepted');
+    await namespaceGone(`${kit.ns}-pr-${pr2}`);
+    await eventually(async () => assert.equal(await entry(pr2), undefined), { timeoutMs: 30_000 });
+    assert.ok(await entry(pr1), 'the other preview stays');
+  });
+
+  it('ttl: a preview older than spec.previews.ttl since its last push is removed', async () => {
+    await setTtl('2s');
+    await namespaceGone(ns1);
+    await eventually(async () => assert.deepEqual((await kit.getRepository('fns')).status?.previews, []), { timeoutMs: 30_000 });
+    await setTtl('1h');
+  });
+
+  it('deleting the FunctionRepository removes its preview namespaces (its finalizer)', async () => {
+    await api.call('PATCH', `/repos/${repo.fullName}/pulls/${pr2}`, { state: 'open' });
+    assert.equal((await deliver(pr2, 'reopened')).outcome, 'accepted');
+    const ns2 = `${kit.ns}-pr-${pr2}`;
+    await eventually(async () => assert.equal((await entry(pr2))?.planned, true), { timeoutMs: 60_000 });
+    assert.ok((await kit.getRepository('fns')).metadata?.finalizers?.includes('sless.kube5s.ru/cleanup'));
+    await customApi(kit.kc).deleteNamespacedCustomObject({ group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functionrepositories', name: 'fns' });
+    await namespaceGone(ns2);
+    await eventually(async () => assert.equal(await getCustom(customApi(kit.kc), kit.ns, 'functionrepositories', 'fns'), undefined), { timeoutMs: 30_000 });
+  });
+});
