@@ -49,7 +49,8 @@ describe('where a call at a preview URL goes', () => {
     assert.deepEqual(route('anything', false, reading), { kind: 'not-ready', reason: 'the preview of pull request #7 is still being read' });
   });
 
-  it('no open preview in that namespace: served as any namespace', () => {
+  it('no open preview in that namespace: served as any namespace, but a closed preview’s leftover answers 404', () => {
     assert.deepEqual(route('changed', true, null), { kind: 'not-a-preview' });
+    assert.deepEqual(routePreview({ preview: undefined, name: 'changed', ownFunction: true, previewBuilt: true }), { kind: 'not-found' });
   });
 });

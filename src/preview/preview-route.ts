@@ -20,6 +20,8 @@ export interface PreviewRouteInput {
   readonly name: string;
   /** Whether the preview namespace holds a function of that name (not being removed). */
   readonly ownFunction: boolean;
+  /** Whether that function was made for a preview (on Kubernetes: labelled so); with no open preview it is a leftover. */
+  readonly previewBuilt?: boolean;
 }
 
 export type PreviewRoute =
@@ -35,7 +37,8 @@ export type PreviewRoute =
 
 export function routePreview(input: PreviewRouteInput): PreviewRoute {
   const { preview, name } = input;
-  if (!preview) return { kind: 'not-a-preview' };
+  // A closed preview's functions answer nothing while they are removed (the namespace goes with them).
+  if (!preview) return input.ownFunction && input.previewBuilt ? { kind: 'not-found' } : { kind: 'not-a-preview' };
   const state = preview.functions.find((f) => f.name === name)?.state;
   if (state === 'production') return { kind: 'production' };
   if (state === 'removed') return { kind: 'not-found' };

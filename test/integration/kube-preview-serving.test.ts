@@ -40,21 +40,21 @@ describe('/fn at a preview URL on Kubernetes, from the watches', () => {
   const requestsSince = (mark: number) => proxy.since(mark).filter((r) => !r.watch).map((r) => `${r.method} ${r.url}`);
 
   /** A Function with its Deployment: `replicas` 1 is made available, 0 is scaled to zero (scale.min 0). */
-  const fn = async (namespace: string, name: string, replicas: 0 | 1): Promise<void> => {
+  const fn = async (namespace: string, name: string, replicas: 0 | 1, labels: Record<string, string> = {}): Promise<void> => {
     await custom.createNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
       namespace,
       plural: 'functions',
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Function', metadata: { name }, spec: { runtime: 'nodejs20', timeoutSec: 9, ...(replicas ? {} : { scale: { min: 0 } }) } },
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Function', metadata: { name, labels }, spec: { runtime: 'nodejs20', timeoutSec: 9, ...(replicas ? {} : { scale: { min: 0 } }) } },
     });
     await custom.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: 'functions', name, body: [{ op: 'add', path: '/status', value: { phase: 'Ready' } }] });
-    const labels = { 'app.kubernetes.io/managed-by': 'sless', 'sless.kube5s.ru/function': name };
+    const owned = { 'app.kubernetes.io/managed-by': 'sless', 'sless.kube5s.ru/function': name };
     await apps.createNamespacedDeployment({
       namespace,
       body: {
-        metadata: { name, labels },
-        spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'function', image: 'registry.test:5000/fn:1' }] } } },
+        metadata: { name, labels: owned },
+        spec: { replicas, selector: { matchLabels: owned }, template: { metadata: { labels: owned }, spec: { containers: [{ name: 'function', image: 'registry.test:5000/fn:1' }] } } },
       },
     });
     if (replicas) await markDeploymentAvailable(kc, namespace, name);
@@ -162,7 +162,7 @@ describe('/fn at a preview URL on Kubernetes, from the watches', () => {
     assert.equal((await apps.readNamespacedDeployment({ namespace: ns.name, name: 'sleepy' })).spec?.replicas, 1);
   });
 
-  it('follows status.previews as the watch delivers it: not planned yet 503, a later push that reverts a function sends it to production, removal ends the fall-through', async () => {
+  it('follows status.previews as the watch delivers it: not planned yet 503, a later push that reverts a function sends it to production, removal ends the fall-through and silences what the preview built', async () => {
     await writePreviews([entry({ planned: false, functions: [] })]);
     await eventually(async () =>
       assert.deepEqual(await platform.resolveEndpoint(preview, 'same'), { kind: 'not-ready', reason: 'the preview of pull request #3 is still being read' }),
@@ -175,6 +175,13 @@ describe('/fn at a preview URL on Kubernetes, from the watches', () => {
     // With no open preview the namespace is served as any: its own Function answers, nothing falls through.
     await eventually(async () => assert.deepEqual(await platform.resolveEndpoint(preview, 'changed'), { kind: 'ready', baseUrl: url(preview, 'changed'), timeoutSec: 9 }));
     assert.deepEqual(await platform.resolveEndpoint(preview, 'same'), { kind: 'not-found' });
+    // A Function the controller built for the preview (labelled so) answers nothing once its preview is closed.
+    await fn(preview, 'leftover', 1, { 'sless.kube5s.ru/preview-of': ns.name });
+    await writePreviews([entry({ functions: [{ name: 'leftover', state: 'built', path: 'leftover' }] })]);
+    await eventually(async () => assert.equal((await platform.resolveEndpoint(preview, 'leftover')).kind, 'ready'));
+    await writePreviews([]);
+    await eventually(async () => assert.deepEqual(await platform.resolveEndpoint(preview, 'leftover'), { kind: 'not-found' }));
+    assert.deepEqual(await platform.resolveEndpoint(preview, 'changed'), { kind: 'ready', baseUrl: url(preview, 'changed'), timeoutSec: 9 });
     await writePreviews([entry()]);
   });
 

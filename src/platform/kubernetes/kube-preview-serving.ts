@@ -8,6 +8,7 @@ import { previewTarget, type PreviewTarget } from '../preview-target.ts';
 import type { FunctionPhase, PreviewRecord } from '../types.ts';
 import type { FunctionResource, RepositoryResource } from './objects/resources.ts';
 import { previewEntryFor, previewRecords } from './preview-status.ts';
+import { PREVIEW_LABELS } from './previews/preview-objects.ts';
 import type { ServingCache } from './serving-cache.ts';
 import type { SlessObjects } from './sless-objects.ts';
 
@@ -27,9 +28,10 @@ export class KubePreviewServing {
     const parsed = parsePreviewNamespace(namespace);
     if (!parsed || !this.serving.synced) return undefined;
     const preview = previewEntryFor(this.serving.repositories.list(parsed.namespace), namespace);
-    if (!preview) return undefined;
     const own = this.serving.functions.get(name, namespace);
-    return previewTarget(routePreview({ preview, name, ownFunction: own !== undefined && !own.metadata?.deletionTimestamp }), namespace, parsed.namespace);
+    const ownFunction = own !== undefined && !own.metadata?.deletionTimestamp;
+    const previewBuilt = own?.metadata?.labels?.[PREVIEW_LABELS.of] === parsed.namespace;
+    return previewTarget(routePreview({ preview, name, ownFunction, previewBuilt }), namespace, parsed.namespace);
   }
 
   /** The namespace whose function a call at (namespace, name) counts for and wakes: production's for a function the PR leaves alone. */

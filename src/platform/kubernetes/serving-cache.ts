@@ -14,6 +14,7 @@ import { listAllPages } from './api-client/slim.ts';
 import type { Timers } from './api-client/timers.ts';
 import { DISABLED_ANNOTATION } from './scaling/workload-replicas.ts';
 import { trimPreviewStatus } from './preview-status.ts';
+import { PREVIEW_LABELS } from './previews/preview-objects.ts';
 
 export interface ServingCacheOptions {
   readonly kubeConfig: KubeConfig;
@@ -30,9 +31,12 @@ function trimMeta(meta: object | undefined): void {
   for (const k of Object.keys(m)) if (!KEPT_META.has(k)) delete m[k];
 }
 
-/** A Function as /fn reads it: timeoutSec, scale.min (whether it may be at zero), phase and message. */
+/** A Function as /fn reads it: timeoutSec, scale.min (whether it may be at zero), phase and message, the preview it belongs to. */
 export function trimFunction(fn: FunctionResource): void {
+  // A preview's Function says so (kube-preview-serving.ts: once its preview is closed, it answers 404).
+  const previewOf = fn.metadata?.labels?.[PREVIEW_LABELS.of];
   trimMeta(fn.metadata);
+  if (fn.metadata && previewOf !== undefined) fn.metadata.labels = { [PREVIEW_LABELS.of]: previewOf };
   const timeoutSec = fn.spec?.timeoutSec;
   const min = fn.spec?.scale?.min;
   (fn as { spec?: unknown }).spec = { ...(timeoutSec !== undefined ? { timeoutSec } : {}), ...(min !== undefined ? { scale: { min } } : {}) };
