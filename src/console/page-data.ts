@@ -1,6 +1,8 @@
 // What each console page reads from the platform and the logs, in parallel, and turns into view
 // models. The same Platform methods as /v1, so the console works on both platforms alike.
-import { PlatformError, type CodeFile, type FunctionRecord, type JobRecord, type Platform, type RepositoryRecord, type TriggerRecord } from '../platform/types.ts';
+import { PlatformError, type CodeFile, type FunctionRecord, type JobRecord, type Platform, type PreviewRecord, type RepositoryRecord, type TriggerRecord } from '../platform/types.ts';
+import { parsePreviewNamespace } from '../preview/preview-name.ts';
+import { previewBadge, previewsByRepository, type PreviewBadge, type PreviewView } from './previews-view.ts';
 import type { BuildLog, BuildRecord, InvocationLog, InvocationRecord } from '../store/types.ts';
 import type { FunctionFilter } from './function-filter.ts';
 import { sourceView, type SourceFileView } from './source-view.ts';
@@ -50,8 +52,21 @@ async function repositoriesOrNone(src: PageSources, ns: string): Promise<Reposit
   return src.platform.listRepositories(ns).catch(() => []);
 }
 
+/** Previews are extra detail too: a platform without them, or failing to list them, shows none. */
+async function previewsOrNone(src: PageSources, ns: string): Promise<PreviewRecord[]> {
+  return (await src.platform.previews?.list(ns).catch(() => [])) ?? [];
+}
+
+/** The preview badge of a namespace that is an open preview (`<namespace>-pr-<N>`). */
+async function badgeOf(src: PageSources, ns: string): Promise<PreviewBadge | undefined> {
+  const parsed = parsePreviewNamespace(ns);
+  return parsed ? previewBadge(ns, await previewsOrNone(src, parsed.namespace)) : undefined;
+}
+
 export interface FunctionsPage {
   readonly records: FunctionRecord[];
+  /** Set when the namespace is an open pull-request preview. */
+  readonly preview?: PreviewBadge;
   readonly rows: FunctionRow[];
   readonly problems: FolderProblem[];
   readonly summary: string;
@@ -67,9 +82,10 @@ export function summaryOf(records: readonly FunctionRecord[]): string {
 }
 
 export async function functionsPage(src: PageSources, ns: string): Promise<FunctionsPage> {
-  const [records, repositories] = await Promise.all([visibleFunctions(src, ns), repositoriesOrNone(src, ns)]);
+  const [records, repositories, preview] = await Promise.all([visibleFunctions(src, ns), repositoriesOrNone(src, ns), badgeOf(src, ns)]);
   return {
     records,
+    ...(preview ? { preview } : {}),
     rows: records.map((f) => functionRow(f)),
     problems: folderProblems(repositories).filter((p) => p.lines.length > 0),
     summary: summaryOf(records),
@@ -79,6 +95,8 @@ export async function functionsPage(src: PageSources, ns: string): Promise<Funct
 
 export interface FunctionPage {
   readonly record: FunctionRecord;
+  /** Set when the function is in an open pull-request preview's namespace. */
+  readonly preview?: PreviewBadge;
   /** The records behind the views, for the page's JSON answer. */
   readonly raw: {
     readonly triggers: TriggerRecord[];
@@ -112,13 +130,14 @@ export async function sourceOf(src: PageSources, ns: string, name: string): Prom
 
 export async function functionPage(src: PageSources, ns: string, name: string): Promise<FunctionPage> {
   const record = await visibleFunction(src, ns, name);
-  const [triggers, jobs, repositories, invocations, builds, source] = await Promise.all([
+  const [triggers, jobs, repositories, invocations, builds, source, preview] = await Promise.all([
     src.platform.listTriggers(ns),
     src.platform.listJobs(ns),
     record.managedBy === 'api' ? Promise.resolve([]) : repositoriesOrNone(src, ns),
     src.invocationLog.list(ns, name, RECENT_INVOCATIONS),
     src.buildLog.list(ns, name, RECENT_BUILDS),
     sourceOf(src, ns, name),
+    badgeOf(src, ns),
   ]);
   const now = src.now();
   const manifest = manifestFileOf(record, repositories);
@@ -129,6 +148,7 @@ export async function functionPage(src: PageSources, ns: string, name: string): 
   const ownJobs = jobs.filter((j) => j.functionRef === name).sort((a, b) => (a.name < b.name ? -1 : 1));
   return {
     record,
+    ...(preview ? { preview } : {}),
     raw: { triggers: ownTriggers, jobs: ownJobs, invocations, builds },
     fn: functionRow(record),
     manifest,
@@ -145,15 +165,18 @@ export async function functionPage(src: PageSources, ns: string, name: string): 
 }
 
 export interface RepositoriesPage {
-  readonly repositories: RepositoryView[];
+  /** Each with its open pull-request previews. */
+  readonly repositories: (RepositoryView & { readonly previews: readonly PreviewView[] })[];
   readonly busy: boolean;
 }
 
 export async function repositoriesPage(src: PageSources, ns: string): Promise<RepositoriesPage> {
-  const [repositories, functions] = await Promise.all([src.platform.listRepositories(ns), src.platform.listFunctions(ns)]);
+  const [repositories, functions, previews] = await Promise.all([src.platform.listRepositories(ns), src.platform.listFunctions(ns), previewsOrNone(src, ns)]);
   const exists = new Set(functions.map((f) => f.name));
+  const byRepository = previewsByRepository(previews, ns);
   const views = repositories
     .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .map((r) => repositoryView({ ...r, functions: r.functions.filter((f) => src.visible(f.name)) }, exists));
-  return { repositories: views, busy: views.some((r) => r.tone === 'busy') };
+    .map((r) => ({ ...repositoryView({ ...r, functions: r.functions.filter((f) => src.visible(f.name)) }, exists), previews: byRepository.get(r.name) ?? [] }));
+  const building = views.some((r) => r.previews.some((p) => p.functions.some((f) => f.tone === 'busy')));
+  return { repositories: views, busy: building || views.some((r) => r.tone === 'busy') };
 }

@@ -12,6 +12,8 @@ import { COUNTS_PATH } from '../../src/platform/kubernetes/scaling/counts-endpoi
 
 const watchNamespace = process.env.SLESS_TEST_WATCH_NAMESPACE;
 if (!watchNamespace) throw new Error('SLESS_TEST_WATCH_NAMESPACE is not set');
+// Comma-separated for more than one (a test's namespace and the preview namespaces it will open); the Lease lives in the first.
+const watched = watchNamespace.split(',');
 const config = loadControllerConfig([]);
 // Loopback unless a test needs pods to reach it (SLESS_TEST_CONTROLLER_HOST = the node's host address).
 const host = process.env.SLESS_TEST_CONTROLLER_HOST ?? '127.0.0.1';
@@ -28,9 +30,9 @@ const peers = async (): Promise<string[]> => {
 };
 const server = await startControllerServer(config, { stdout: process.stdout, stderr: process.stderr }, {
   host,
-  controller: { watchNamespace, backoff: { baseMs: 500, maxMs: 5_000 } },
+  controller: { watchNamespace: watched, backoff: { baseMs: 500, maxMs: 5_000 } },
   // Fast takeover after a SIGKILL: another replica leads within a few seconds.
-  leaderElection: { namespace: watchNamespace, leaseDurationMs: 4_000, renewIntervalMs: 500, renewDeadlineMs: 3_000 },
+  leaderElection: { namespace: watched[0] as string, leaseDurationMs: 4_000, renewIntervalMs: 500, renewDeadlineMs: 3_000 },
   ...(peersDir ? { scaling: { peers } } : {}),
 });
 if (peersDir) await writeFile(path.join(peersDir, self), server.metricsUrl);

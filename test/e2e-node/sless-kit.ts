@@ -26,7 +26,7 @@ import { requireNode } from './node-kit.ts';
 
 const GROUP = 'sless.kube5s.ru';
 const VERSION = 'v1alpha1';
-const WEBHOOK_SECRET = 'e2e-node-webhook-secret';
+export const WEBHOOK_SECRET = 'e2e-node-webhook-secret';
 const child = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
 const START_TIMEOUT_MS = 180_000;
 

@@ -132,29 +132,6 @@ export async function startDevProcess(opts: {
   };
 }
 
-/** A pull_request delivery from a branch of the same repository to main, signed as Gitea signs it. */
-export async function giteaPullRequest(
-  dev: Pick<DevProcess, 'url' | 'webhookSecret'>,
-  opts: { action: string; number: number; branch: string; sha: string },
-): Promise<Response> {
-  const { action, number, branch, sha } = opts;
-  const body = JSON.stringify({
-    action,
-    number,
-    pull_request: { number, merged: false, head: { ref: branch, sha, repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
-    repository: { id: 1, full_name: 'e2e/functions' },
-  });
-  return fetch(`${dev.url}/hooks/dev/local`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-gitea-event': 'pull_request',
-      'x-gitea-delivery': randomBytes(8).toString('hex'),
-      'x-gitea-signature': createHmac('sha256', dev.webhookSecret).update(body).digest('hex'),
-    },
-    body,
-  });
-}
 /** POSTs a push delivery exactly as Gitea signs it (hex HMAC-SHA256 of the raw body). */
 export async function giteaPush(
   dev: Pick<DevProcess, 'url' | 'webhookSecret'>,
@@ -182,6 +159,30 @@ export async function giteaPush(
       'x-gitea-event': 'push',
       'x-gitea-delivery': randomBytes(8).toString('hex'),
       'x-gitea-signature': signature,
+    },
+    body,
+  });
+}
+
+/** POSTs a pull_request delivery of a same-repository branch against `main`, signed as Gitea signs it. */
+export async function giteaPullRequest(
+  dev: Pick<DevProcess, 'url' | 'webhookSecret'>,
+  opts: { action: string; number: number; branch: string; sha: string; merged?: boolean },
+): Promise<Response> {
+  const { number } = opts;
+  const body = JSON.stringify({
+    action: opts.action,
+    number,
+    pull_request: { number, merged: opts.merged ?? false, head: { ref: opts.branch, sha: opts.sha, repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
+    repository: { id: 1, full_name: 'e2e/functions' },
+  });
+  return fetch(`${dev.url}/hooks/dev/local`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-gitea-event': 'pull_request',
+      'x-gitea-delivery': randomBytes(8).toString('hex'),
+      'x-gitea-signature': createHmac('sha256', dev.webhookSecret).update(body).digest('hex'),
     },
     body,
   });

@@ -25,6 +25,7 @@ import type {
   LogLine,
   LogQuery,
   Platform,
+  PlatformPreviews,
   RepositoryInput,
   RepositoryRecord,
   SyncHint,
@@ -44,6 +45,7 @@ import { KubePreviews } from './previews/kube-previews.ts';
 import { KubeTriggersAndJobs } from './kube-triggers-jobs.ts';
 import { endpointOf, loadEndpoint } from './load-endpoint.ts';
 import { ServingCache } from './serving-cache.ts';
+import { KubePreviewServing } from './kube-preview-serving.ts';
 import { PodRouting, type PodRoutingOptions } from './pod-routing/pod-routing.ts';
 import { TenantAccess, type TenantSettings } from './tenant-access.ts';
 import { StalledError } from './stalled-error.ts';
@@ -99,8 +101,13 @@ export class KubernetesPlatform implements Platform {
   /** The scale subresource writes of wakes (tests count them). */
   readonly scaleWrites: ScaleSubresource;
   private readonly logs: KubeLogs;
-  /** Pull-request deliveries recorded for the leader, and status.previews for /v1 (previews/). */
-  readonly previews: KubePreviews;
+  /** /fn at preview URLs and the open previews, from the watches (kube-preview-serving.ts). */
+  readonly previewServing: KubePreviewServing;
+  /**
+   * Pull-request previews: deliveries recorded on the repository for the leader (previews/kube-previews.ts),
+   * the open previews listed from the watches (kube-preview-serving.ts).
+   */
+  readonly previews: PlatformPreviews;
 
   constructor(private readonly opts: KubernetesPlatformOptions) {
     const objects = new SlessObjects(opts.kubeConfig);
@@ -132,8 +139,11 @@ export class KubernetesPlatform implements Platform {
           reason: 'InformerRestart',
         }),
     });
+    this.previewServing = new KubePreviewServing(this.serving, objects, opts.settings.publicBaseUrl);
     this.scaleWrites = new ScaleSubresource(new JsonApi(opts.kubeConfig));
     this.scaling = new KubeScaling({
+      // A call at a preview URL that production answers counts for, and wakes, the production function.
+      servedBy: (ns, name) => this.previewServing.servedBy(ns, name),
       counts: this.scalingCounts,
       scale: this.scaleWrites,
       deployment: (ns, name) => {
@@ -159,12 +169,16 @@ export class KubernetesPlatform implements Platform {
           ...(logger?.info ? { log: { info: (message: string, fields?: Record<string, unknown>) => logger.info?.(message, fields) } } : {}),
         })
       : undefined;
-    this.previews = new KubePreviews({
+    const deliveries = new KubePreviews({
       objects,
       now: opts.now ?? (() => new Date()),
       ...(opts.settings.publicBaseUrl ? { publicBaseUrl: opts.settings.publicBaseUrl } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
+    this.previews = {
+      pullRequest: (namespace, name, event, reason) => deliveries.pullRequest(namespace, name, event, reason),
+      list: (namespace) => this.previewServing.list(namespace),
+    };
     this.repositories = new KubeRepositories(objects, opts.kubeConfig, opts.now ?? (() => new Date()), this.serving, opts.webhookSecretTtl, (ns) => this.admit(ns));
   }
 
@@ -187,8 +201,12 @@ export class KubernetesPlatform implements Platform {
     return this.endpoints.loads;
   }
 
-  resolveEndpoint(namespace: string, name: string): Promise<Endpoint> {
-    if (!this.serving.synced) return this.endpoints.get(namespace, name);
+  resolveEndpoint(requested: string, name: string): Promise<Endpoint> {
+    if (!this.serving.synced) return this.endpoints.get(requested, name);
+    // A preview namespace's call: its own function, production's, or an answer (kube-preview-serving.ts).
+    const preview = this.previewServing.target(requested, name);
+    if (preview && 'endpoint' in preview) return Promise.resolve(preview.endpoint);
+    const namespace = preview?.namespace ?? requested;
     const { functions, deployments } = this.serving;
     const pods = this.podRouting?.pods(namespace, name);
     return Promise.resolve(endpointOf(functions.get(name, namespace), deployments.get(name, namespace), namespace, name, this.opts.settings.clusterDomain, pods));

@@ -1,5 +1,5 @@
 // What /fn and /hooks read on every replica, from watches instead of a GET per request (issue 11 item 6):
-// Functions, the Deployments labelled managed-by=sless and FunctionRepositories, cluster-wide, each cut
+// Functions, the Deployments labelled managed-by=sless and FunctionRepositories (with their open previews), cluster-wide, each cut
 // down to the few fields the lookups read (a hot function, an unknown name and a forged webhook then cost
 // the API server nothing). A Deployment scaled to 0 is seen as soon as the watch delivers it, so a
 // Function switched off answers 503 at once, never a stale "ready" that sends traffic to pods going away.
@@ -13,6 +13,8 @@ import { ResilientInformer } from './api-client/resilient-informer.ts';
 import { listAllPages } from './api-client/slim.ts';
 import type { Timers } from './api-client/timers.ts';
 import { DISABLED_ANNOTATION } from './scaling/workload-replicas.ts';
+import { trimPreviewStatus } from './preview-status.ts';
+import { PREVIEW_LABELS } from './previews/preview-objects.ts';
 
 export interface ServingCacheOptions {
   readonly kubeConfig: KubeConfig;
@@ -29,9 +31,12 @@ function trimMeta(meta: object | undefined): void {
   for (const k of Object.keys(m)) if (!KEPT_META.has(k)) delete m[k];
 }
 
-/** A Function as /fn reads it: timeoutSec, scale.min (whether it may be at zero), phase and message. */
+/** A Function as /fn reads it: timeoutSec, scale.min (whether it may be at zero), phase and message, the preview it belongs to. */
 export function trimFunction(fn: FunctionResource): void {
+  // A preview's Function says so (kube-preview-serving.ts: once its preview is closed, it answers 404).
+  const previewOf = fn.metadata?.labels?.[PREVIEW_LABELS.of];
   trimMeta(fn.metadata);
+  if (fn.metadata && previewOf !== undefined) fn.metadata.labels = { [PREVIEW_LABELS.of]: previewOf };
   const timeoutSec = fn.spec?.timeoutSec;
   const min = fn.spec?.scale?.min;
   (fn as { spec?: unknown }).spec = { ...(timeoutSec !== undefined ? { timeoutSec } : {}), ...(min !== undefined ? { scale: { min } } : {}) };
@@ -51,13 +56,23 @@ export function trimDeployment(d: V1Deployment): void {
   (d as { status?: unknown }).status = available !== undefined ? { availableReplicas: available } : {};
 }
 
-/** A FunctionRepository as /hooks reads it: its branch and Secret. */
+/**
+ * A FunctionRepository as /hooks reads it (its branch and Secret), and as /fn and /v1 read its open
+ * pull-request previews (spec.previews.ttl, status.previews: preview-status.ts).
+ */
 export function trimRepository(r: RepositoryResource): void {
   trimMeta(r.metadata);
   const branch = r.spec?.branch;
   const secretRef = r.spec?.secretRef?.name;
-  (r as { spec?: unknown }).spec = { ...(branch ? { branch } : {}), ...(secretRef ? { secretRef: { name: secretRef } } : {}) };
-  delete (r as { status?: unknown }).status;
+  const ttl = (r.spec as { previews?: { ttl?: unknown } } | undefined)?.previews?.ttl;
+  (r as { spec?: unknown }).spec = {
+    ...(branch ? { branch } : {}),
+    ...(secretRef ? { secretRef: { name: secretRef } } : {}),
+    ...(typeof ttl === 'string' ? { previews: { ttl } } : {}),
+  };
+  const previews = trimPreviewStatus(r.status);
+  if (previews) (r as { status?: unknown }).status = previews;
+  else delete (r as { status?: unknown }).status;
 }
 
 export class ServingCache {

@@ -11,11 +11,13 @@ import type { StatusTarget } from '../../commit-status/status-target.ts';
 import { decidePreview } from '../../preview/preview-decision.ts';
 import { parsePreviewNamespace } from '../../preview/preview-name.ts';
 import { planPreview, type PreviewFunctionPlan } from '../../preview/preview-plan.ts';
+import { routePreview } from '../../preview/preview-route.ts';
 import type { PreviewSettings } from '../../preview/preview-settings.ts';
 import { previewStatus, refusedStatus } from '../../preview/preview-status.ts';
 import type { Snapshot } from '../../source/types.ts';
 import type { PullRequestEvent } from '../../webhook/pull-request.ts';
-import type { Endpoint, PlatformPreviews, PreviewAnswer, PreviewRecord } from '../types.ts';
+import type { PlatformPreviews, PreviewAnswer, PreviewRecord } from '../types.ts';
+import { previewTarget, type PreviewTarget } from '../preview-target.ts';
 import type { StoredPreview, StoredRepository } from './local-state.ts';
 import type { Logger } from './logger.ts';
 import { PreviewBranchMissing, type PreviewReader } from './preview-source.ts';
@@ -34,9 +36,6 @@ export interface LocalPreviewsOptions extends SyncParts {
   readonly sweepMs?: number;
   readonly now?: () => number;
 }
-
-/** `route()`: where a /fn call to a preview namespace goes. */
-export type PreviewRoute = { readonly namespace: string } | { readonly endpoint: Endpoint };
 
 export class LocalPreviews implements PlatformPreviews {
   readonly #o: LocalPreviewsOptions;
@@ -163,18 +162,14 @@ export class LocalPreviews implements PlatformPreviews {
    * function answers (production for a function the PR leaves alone, the preview's own for one it
    * built), or the answer itself (404 for a removed one, 503 before the first plan).
    */
-  route(namespace: string, name: string): PreviewRoute | undefined {
+  route(namespace: string, name: string): PreviewTarget | undefined {
     const parsed = parsePreviewNamespace(namespace);
     if (!parsed || parsed.namespace !== this.#o.namespace) return undefined;
     const p = this.#stored[String(parsed.number)];
     if (!p || p.namespace !== namespace) return undefined;
-    const planned = p.functions.find((f) => f.name === name);
-    if (planned?.state === 'production') return { namespace: this.#o.namespace };
-    if (this.#o.table.get(namespace, name)) return { namespace };
-    if (!planned && p.repository.revision === undefined) {
-      return { endpoint: { kind: 'not-ready', reason: `the preview of pull request #${p.number} is still being read` } };
-    }
-    return { endpoint: { kind: 'not-found' } };
+    // Planned once its first read has planned it (functions) or a sync has run (a plan of no functions).
+    const preview = { number: p.number, planned: p.functions.length > 0 || p.repository.revision !== undefined, functions: p.functions };
+    return previewTarget(routePreview({ preview, name, ownFunction: this.#o.table.get(namespace, name) !== undefined }), namespace, this.#o.namespace);
   }
 
   #syncOf(number: number): SyncCoalescer {

@@ -15,6 +15,8 @@ export interface ScaleView {
 }
 
 export interface KubeScalingOptions {
+  /** The namespace whose function a call counts for and wakes (production's, for a preview URL it answers); default: the one called. */
+  readonly servedBy?: (namespace: string, name: string) => string;
   readonly counts: ReplicaCounts;
   readonly scale: ScaleSubresource;
   /** From the serving watches; undefined when they have not listed yet (the wake then reads the API server). */
@@ -39,10 +41,11 @@ export class KubeScaling implements FunctionScaling {
   constructor(private readonly opts: KubeScalingOptions) {}
 
   requestBegan(namespace: string, name: string): () => void {
-    return this.opts.counts.begin(namespace, name);
+    return this.opts.counts.begin(this.opts.servedBy?.(namespace, name) ?? namespace, name);
   }
 
-  wake(namespace: string, name: string): Promise<void> {
+  wake(called: string, name: string): Promise<void> {
+    const namespace = this.opts.servedBy?.(called, name) ?? called;
     const key = `${namespace}/${name}`;
     let p = this.#waking.get(key);
     if (!p) {
