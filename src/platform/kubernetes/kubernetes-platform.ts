@@ -172,7 +172,6 @@ export class KubernetesPlatform implements Platform {
     const deliveries = new KubePreviews({
       objects,
       now: opts.now ?? (() => new Date()),
-      ...(opts.settings.publicBaseUrl ? { publicBaseUrl: opts.settings.publicBaseUrl } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
     this.previews = {

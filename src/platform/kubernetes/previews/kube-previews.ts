@@ -6,20 +6,19 @@
 import { decidePreview } from '../../../preview/preview-decision.ts';
 import { previewSettingsOf } from '../../../preview/preview-settings.ts';
 import type { PullRequestEvent } from '../../../webhook/pull-request.ts';
-import type { PlatformPreviews, PreviewAnswer, PreviewRecord } from '../../types.ts';
-import { publicFunctionUrl } from '../records.ts';
+import type { PlatformPreviews, PreviewAnswer } from '../../types.ts';
 import type { RepositoryResource } from '../objects/resources.ts';
 import type { SlessObjects } from '../sless-objects.ts';
 import { previewRequestAnnotation, previewRequests } from './preview-requests.ts';
 
 export interface KubePreviewsOptions {
-  readonly objects: Pick<SlessObjects, 'find' | 'patch' | 'list'>;
+  readonly objects: Pick<SlessObjects, 'find' | 'patch'>;
   readonly now: () => Date;
-  readonly publicBaseUrl?: string;
   readonly logger?: { info?(message: string): void; warn(message: string): void };
 }
 
-export class KubePreviews implements PlatformPreviews {
+/** The receiving half of `Platform.previews` (the list is kube-preview-serving.ts's, from the watches). */
+export class KubePreviews implements Pick<PlatformPreviews, 'pullRequest'> {
   constructor(private readonly o: KubePreviewsOptions) {}
 
   async pullRequest(namespace: string, name: string, event: PullRequestEvent, reason: string): Promise<PreviewAnswer> {
@@ -52,28 +51,5 @@ export class KubePreviews implements PlatformPreviews {
     }
     o.logger?.info?.(line);
     return { outcome: 'accepted', message: d.message };
-  }
-
-  /** status.previews of the namespace's repositories, as /v1 lists them (phases are left to the serving side). */
-  async list(namespace: string): Promise<PreviewRecord[]> {
-    const repos = await this.o.objects.list<RepositoryResource>('FunctionRepository', namespace);
-    return repos.flatMap((repo) => {
-      const ttlMs = previewSettingsOf(repo.spec?.previews);
-      return (repo.status?.previews ?? []).map(
-        (p): PreviewRecord => ({
-          number: p.number,
-          namespace: p.namespace,
-          repository: repo.metadata?.name ?? '',
-          branch: p.branch,
-          head: p.head,
-          url: `${this.o.publicBaseUrl ?? ''}/fn/${p.namespace}/`,
-          expiresAt: 'error' in ttlMs ? p.updatedAt : new Date(Date.parse(p.updatedAt) + ttlMs.ttlMs).toISOString(),
-          functions: (p.functions ?? []).map((f) => {
-            const url = f.state === 'built' ? publicFunctionUrl(this.o.publicBaseUrl, p.namespace, f.name) : f.state === 'production' ? publicFunctionUrl(this.o.publicBaseUrl, namespace, f.name) : undefined;
-            return { name: f.name, state: f.state, ...(url ? { url } : {}) };
-          }),
-        }),
-      );
-    });
   }
 }
