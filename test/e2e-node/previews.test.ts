@@ -96,10 +96,7 @@ describe('a pull request preview on the real node', () => {
     assert.deepEqual(listed.map((p) => [p.number, p.functions.map((f) => `${f.name}:${f.state}`)]), [[pr, ['alpha:built', 'beta:production', 'gamma:production']]]);
   });
 
-  // todo: the control plane (i32-k8s-previews) keeps the merged PR's status.previews entry after deleting its
-  // namespace (a second reconcile right after the merge writes back the entry it read from a stale copy), so
-  // the preview URL answers 503 "building alpha" instead of 404: this test shows it until that is fixed.
-  it('merging the PR removes the preview and production serves the new code', { todo: 'status.previews keeps the merged PR (control plane)' }, async () => {
+  it('merging the PR removes the preview and production serves the new code', async () => {
     const merged = Date.now();
     await api.call('POST', `/repos/${repo.fullName}/pulls/${pr}/merge`, { Do: 'merge' });
     await answers(kit.ns, 'alpha', 'alpha v2');

@@ -54,7 +54,8 @@ export interface Kit {
   controller?: Controller;
   /**
    * `as`: a kubeconfig the controller uses instead of the admin one (an impersonated ServiceAccount);
-   * `watchAll`: it watches every namespace (those it creates itself, previews', too), as in production.
+   * `watchAll`: it watches every namespace (those it creates itself, previews', too), as in production,
+   * acting only on the kit's own and their previews'.
    */
   startController(as?: KubeConfig, opts?: { readonly watchAll?: boolean }): Promise<Controller>;
   stopController(): Promise<void>;
@@ -133,7 +134,10 @@ export async function setupKit(prefix: string, s3: S3Access = sharedS3(), overri
         logger,
         settings,
         store,
-        ...(opts.watchAll ? {} : { watchNamespace: namespaces.filter((n) => n.name !== buildNs).map((n) => n.name) }),
+        // Watching all, it still acts only on this kit's namespaces and their previews': other test files share the API server.
+        ...(opts.watchAll
+          ? { namespaceScope: (n: string) => namespaces.some((t) => t.name === n) || n.startsWith(`${ns}-pr-`) }
+          : { watchNamespace: namespaces.filter((n) => n.name !== buildNs).map((n) => n.name) }),
         backoff: { baseMs: 200, maxMs: 2_000 },
         buildLog: kit.buildLog,
       });

@@ -72,6 +72,21 @@ export interface InformerHandlers {
   readonly owned: (o: KubernetesObject, e: InformerEvent) => void;
 }
 
+/** The handlers, given only objects whose namespace `scope` accepts (all of them without a scope). */
+export function scopedHandlers(scope: ((namespace: string) => boolean) | undefined, on: InformerHandlers): InformerHandlers {
+  if (!scope) return on;
+  const inScope = (o: KubernetesObject): boolean => scope(o.metadata?.namespace ?? '');
+  return {
+    repository: (e, o) => void (inScope(o) && on.repository(e, o)),
+    function: (e, o) => void (inScope(o) && on.function(e, o)),
+    trigger: (e, o) => void (inScope(o) && on.trigger(e, o)),
+    functionJob: (e, o) => void (inScope(o) && on.functionJob(e, o)),
+    job: (o, e) => void (inScope(o) && on.job(o, e)),
+    ...(on.buildPod ? { buildPod: (o: V1Pod, e: InformerEvent) => void (inScope(o) && on.buildPod?.(o, e)) } : {}),
+    owned: (o, e) => void (inScope(o) && on.owned(o, e)),
+  };
+}
+
 export function createInformers(setup: InformerSetup, on: InformerHandlers): ControllerInformers {
   const { kubeConfig, logger, resyncMs, watched } = setup;
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);

@@ -17,7 +17,7 @@ import { KubeQueueConsumers } from './queue-consumers.ts';
 import { previewRequestsFingerprint } from './previews/preview-requests.ts';
 import { KubeCommitStatus } from './kube-commit-status.ts';
 import { createMetrics, dropFunctionSeries, dropRepositorySeries, type Metrics } from '../../metrics/metrics.ts';
-import { createInformers, type ControllerInformers } from './controller-informers.ts';
+import { createInformers, scopedHandlers, type ControllerInformers } from './controller-informers.ts';
 import { reportBudgetWait } from './budget-wait-report.ts';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.ts';
 import { ANNOTATIONS, GROUP, LABELS } from './objects/meta.ts';
@@ -54,6 +54,12 @@ export interface ControllerOptions {
   readonly timers?: Timers;
   /** Watch only this namespace, or these (a namespace-scoped controller; also keeps parallel test controllers apart). */
   readonly watchNamespace?: string | readonly string[];
+  /**
+   * Watching every namespace, act only on objects whose namespace this accepts (absent: all). Namespaces
+   * made at run time (previews) cannot be listed in watchNamespace beforehand; test kits sharing one API
+   * server scope a watch-everything controller to their own namespaces with it.
+   */
+  readonly namespaceScope?: (namespace: string) => boolean;
   /** Work-queue retry backoff (tests shorten it). */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
   /** Receives one `started` record per build Job this controller creates and one outcome per finished build. */
@@ -124,7 +130,7 @@ export class Controller {
         buildNamespace: settings.buildNamespace,
         ...(opts.timers ? { timers: opts.timers } : {}),
       },
-      {
+      scopedHandlers(opts.namespaceScope, {
         repository: (e, o) => {
           if (e === 'delete') this.forget('FunctionRepository', o);
           this.onRepository(e, o);
@@ -144,7 +150,7 @@ export class Controller {
         job: (o, e) => this.onJob(o, e),
         buildPod: (o, e) => this.onBuildPod(o, e),
         owned: (o, e) => this.onOwned(o, e),
-      },
+      }),
     );
     const caches: Caches = this.informers;
     this.queueConsumers = opts.functions
