@@ -5,7 +5,7 @@
 //   npm test                      everything
 //   npm test -- test/integration  only files under these paths
 //   SLESS_TEST_SERVICES=git,s3 npm test -- src   start only these services
-//   SLESS_TEST_SERVICES=node,git,s3 npm test -- test/e2e-node   with the real node (`npm run test:node`)
+//   SLESS_TEST_SERVICES=node,git,s3,gitea,rabbitmq npm test -- test/e2e-node   the real node (`npm run test:node`)
 import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';

@@ -204,7 +204,8 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     // Settings apply at the PR's next delivery.
     await deliver(pr1, 'synchronized');
     await eventually(async () => assert.deepEqual((await alpha())?.spec?.envFromSecrets, ['db']), { timeoutMs: 60_000 });
-    assert.ok(await getCustom(customApi(kit.kc), ns1, 'triggers', 'alpha-cron-nightly'), 'the schedule with schedules: true');
+    // The Function is applied before its Triggers: wait for the Trigger too.
+    await eventually(async () => assert.ok(await getCustom(customApi(kit.kc), ns1, 'triggers', 'alpha-cron-nightly'), 'the schedule with schedules: true'), { timeoutMs: 30_000 });
     const copied = await core(kit.kc).readNamespacedSecret({ namespace: ns1, name: 'db' });
     assert.equal(Buffer.from(copied.data?.DB_PASSWORD ?? '', 'base64').toString(), 'pw');
     await patchCustom(kit, 'functionrepositories', 'fns', [
