@@ -9,7 +9,7 @@ import * as map from '../http/api-mappers.ts';
 import { revisionJson } from '../http/api-revision-routes.ts';
 import { isDnsLabel } from '../http/dns-label.ts';
 import { HttpError, toErrorResponse } from '../http/errors.ts';
-import type { NamespaceAccess } from '../http/namespace-access.ts';
+import type { NamespaceAccess, NamespaceAction } from '../http/namespace-access.ts';
 import { PlatformError, type Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog } from '../store/types.ts';
 import { visibleFunctions as visibleFilter } from './function-filter.ts';
@@ -158,14 +158,15 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     return s;
   };
   const tokenGetter = (s: TokenSource) => () => (s.via === 'header' ? bearerToken(s.token) : s.token);
-  const session = async (request: FastifyRequest, ns: string): Promise<Session> => {
+  /** A session that may read the namespace's pages (a tenant: its own namespace and its previews). */
+  const session = async (request: FastifyRequest, ns: string, action: NamespaceAction = 'read'): Promise<Session> => {
     const source = sourceOrLogin(request);
-    const caller = await access.authorize(tokenGetter(source), ns);
+    const caller = await access.authorize(tokenGetter(source), ns, action);
     return { caller, source, csrf: csrfTokenOf(source.token) };
   };
-  /** A session that may change something: authorized, and not forged by another site. */
-  const actingSession = async (request: FastifyRequest, ns: string): Promise<Session> => {
-    const s = await session(request, ns);
+  /** A session that may change something (or, with 'invoke', call a function): authorized, and not forged by another site. */
+  const actingSession = async (request: FastifyRequest, ns: string, action: Exclude<NamespaceAction, 'read'> = 'write'): Promise<Session> => {
+    const s = await session(request, ns, action);
     const problem = csrfProblem({
       source: s.source,
       given: headerOf(request, CSRF_HEADER) ?? formField(request, CSRF_FIELD),
@@ -357,7 +358,7 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     src,
     render,
     session: async (request, ns) => toolSession(await session(request, ns)),
-    actingSession: async (request, ns) => toolSession(await actingSession(request, ns)),
+    invokingSession: async (request, ns) => toolSession(await actingSession(request, ns, 'invoke')),
     layout: (s, ns, title) => ({ title, ns, nav: 'functions', session: s }),
     html,
     formField,

@@ -29,8 +29,8 @@ export interface ToolsKit {
   readonly render: Render;
   /** The caller's session for the namespace (401/403 otherwise). */
   session(request: FastifyRequest, ns: string): Promise<{ csrf: string; admin: boolean }>;
-  /** The same, for an action: also checks the CSRF token and the origin. */
-  actingSession(request: FastifyRequest, ns: string): Promise<{ csrf: string; admin: boolean }>;
+  /** The same, to call a function through /fn: also checks the CSRF token and the origin (a read-like action: allowed in the caller's previews too). */
+  invokingSession(request: FastifyRequest, ns: string): Promise<{ csrf: string; admin: boolean }>;
   layout(s: { csrf: string; admin: boolean }, ns: string, title: string): LayoutData;
   html(reply: FastifyReply, body: string): FastifyReply;
   formField(request: FastifyRequest, name: string): string | undefined;
@@ -145,7 +145,7 @@ export function registerFunctionTools(app: FastifyInstance, kit: ToolsKit): void
 
   app.post('/:ns/functions/:name/invoke', { schema: { params: nameParams } }, async (request, reply) => {
     const { ns, name } = request.params as Params;
-    await kit.actingSession(request, ns);
+    await kit.invokingSession(request, ns);
     await visibleFunction(kit.src, ns, name);
     const form: InvokeForm = {
       method: kit.formField(request, 'method') ?? 'GET',

@@ -10,7 +10,7 @@ import type { BuildLog, InvocationLog } from '../store/types.ts';
 import * as map from './api-mappers.ts';
 import * as s from './api-schemas.ts';
 import { HttpError } from './errors.ts';
-import type { NamespaceAccess } from './namespace-access.ts';
+import { actionOfMethod, type NamespaceAccess } from './namespace-access.ts';
 import { logsRoute } from './logs-route.ts';
 import { openApiDocument, type ApiRoute } from './openapi.ts';
 import { revisionRoutes } from './api-revision-routes.ts';
@@ -69,7 +69,7 @@ export async function apiPlugin(app: FastifyInstance, opts: ApiPluginOptions): P
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public === true) return;
     const ns = (request.params as Partial<Params>).ns ?? '';
-    request.caller = await opts.access.authorize(() => bearerToken(request.headers.authorization), ns);
+    request.caller = await opts.access.authorize(() => bearerToken(request.headers.authorization), ns, actionOfMethod(request.method));
   });
 
   const fnRoot = '/namespaces/:ns/functions/:name';
