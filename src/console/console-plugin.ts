@@ -9,7 +9,7 @@ import * as map from '../http/api-mappers.ts';
 import { revisionJson } from '../http/api-revision-routes.ts';
 import { isDnsLabel } from '../http/dns-label.ts';
 import { HttpError, toErrorResponse } from '../http/errors.ts';
-import type { NamespaceAccess, NamespaceAction } from '../http/namespace-access.ts';
+import { namespaceAccessProblem, type NamespaceAccess, type NamespaceAction } from '../http/namespace-access.ts';
 import { PlatformError, type Platform } from '../platform/types.ts';
 import type { BuildLog, InvocationLog } from '../store/types.ts';
 import { visibleFunctions as visibleFilter } from './function-filter.ts';
@@ -177,12 +177,10 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsolePluginOpt
     if (problem) throw new HttpError('forbidden', problem);
     return s;
   };
-  const layout = (s: Session, ns: string, title: string, extra: Partial<LayoutData> = {}): LayoutData => ({
-    title,
-    ns,
-    session: { admin: s.caller.admin, csrf: s.csrf },
-    ...extra,
-  });
+  const layout = (s: Session, ns: string, title: string, extra: Partial<LayoutData> = {}): LayoutData => {
+    const readOnly = namespaceAccessProblem(s.caller, ns, 'write')?.message;
+    return { title, ns, session: { admin: s.caller.admin, csrf: s.csrf, ...(readOnly ? { readOnly } : {}) }, ...extra };
+  };
   /** A page with an ETag: the script's refresh sends If-None-Match and gets 304 while nothing changed. */
   const html = (reply: FastifyReply, body: string) => {
     const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;

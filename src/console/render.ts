@@ -13,7 +13,8 @@ export interface LayoutData {
   readonly title: string;
   readonly ns?: string;
   readonly nav?: 'functions' | 'repositories';
-  readonly session?: { readonly admin: boolean; readonly csrf: string };
+  /** `readOnly`: why this token may read the namespace but change nothing there (a tenant in its own preview); its forms are not shown. */
+  readonly session?: { readonly admin: boolean; readonly csrf: string; readonly readOnly?: string };
   /** How often the page refreshes its live parts; absent for pages that do not. */
   readonly refreshMs?: number;
 }

@@ -70,19 +70,24 @@ export function createNamespaceAccess(auth: AuthOptions, opts: NamespaceAccessOp
  *   `<own>x-pr-3`, `<own>-pr-03`) 403.
  */
 export function assertMayAct(caller: Caller, namespace: string, action: NamespaceAction, platform?: PlatformNamespaces): void {
-  if (!isDnsLabel(namespace)) throw new HttpError('invalid_name', `"${namespace}" is not a namespace name (a DNS label)`);
+  const problem = namespaceAccessProblem(caller, namespace, action, platform);
+  if (problem) throw problem;
+}
+
+/** assertMayAct's answer without throwing: the refusal, or undefined (the console asks it to show a page read-only). */
+export function namespaceAccessProblem(caller: Caller, namespace: string, action: NamespaceAction, platform?: PlatformNamespaces): HttpError | undefined {
+  if (!isDnsLabel(namespace)) return new HttpError('invalid_name', `"${namespace}" is not a namespace name (a DNS label)`);
   const reserved = reservedNamespaceProblem(namespace, platform);
-  if (reserved) throw new HttpError('forbidden', `${reserved}: no token${caller.admin ? ', not even an admin token,' : ''} may act there`);
-  if (caller.admin || caller.namespace === namespace) return;
+  if (reserved) return new HttpError('forbidden', `${reserved}: no token${caller.admin ? ', not even an admin token,' : ''} may act there`);
+  if (caller.admin || caller.namespace === namespace) return undefined;
   const preview = parsePreviewNamespace(namespace);
   if (preview?.namespace !== caller.namespace) {
-    throw new HttpError('forbidden', `this token owns namespace ${caller.namespace}, not ${namespace}`);
+    return new HttpError('forbidden', `this token owns namespace ${caller.namespace}, not ${namespace}`);
   }
-  if (action === 'write') {
-    throw new HttpError(
-      'forbidden',
-      `namespace ${namespace} is the preview of pull request #${preview.number} of ${preview.namespace}: this token may read it, ` +
-        'but a preview is managed from its pull request (push to its branch, close it); only an admin token changes it here',
-    );
-  }
+  if (action !== 'write') return undefined;
+  return new HttpError(
+    'forbidden',
+    `namespace ${namespace} is the preview of pull request #${preview.number} of ${preview.namespace}: this token may read it, ` +
+      'but a preview is managed from its pull request (push to its branch, close it); only an admin token changes it here',
+  );
 }
