@@ -167,7 +167,7 @@ export async function giteaPush(
 /** POSTs a pull_request delivery of a same-repository branch against `main`, signed as Gitea signs it. */
 export async function giteaPullRequest(
   dev: Pick<DevProcess, 'url' | 'webhookSecret'>,
-  opts: { action: string; number: number; branch: string; sha: string; merged?: boolean },
+  opts: { action: string; number: number; branch: string; sha: string; merged?: boolean; namespace?: string },
 ): Promise<Response> {
   const { number } = opts;
   const body = JSON.stringify({
@@ -176,7 +176,7 @@ export async function giteaPullRequest(
     pull_request: { number, merged: opts.merged ?? false, head: { ref: opts.branch, sha: opts.sha, repo: { id: 1 } }, base: { ref: 'main', repo: { id: 1 } } },
     repository: { id: 1, full_name: 'e2e/functions' },
   });
-  return fetch(`${dev.url}/hooks/dev/local`, {
+  return fetch(`${dev.url}/hooks/${opts.namespace ?? 'dev'}/local`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
