@@ -285,6 +285,9 @@ describe('deploy/', () => {
       { verb: 'delete', resource: 'secrets', name: 'sless-build-s3', namespace: 'sless-builds' },
       { verb: 'create', resource: 'events' },
       { verb: 'create', resource: 'namespaces', namespace: '' },
+      // Preview namespaces go with their PR; RBAC cannot say which, so the admission policy
+      // sless-controller-preview-namespaces refuses every other (kube-least-privilege.test.ts shows it).
+      { verb: 'delete', resource: 'namespaces', namespace: '' },
       { verb: 'create', resource: 'rolebindings.rbac.authorization.k8s.io' },
       { verb: 'bind', resource: 'clusterroles.rbac.authorization.k8s.io', name: 'sless-tenant', namespace: '' },
       { verb: 'create', resource: 'leases.coordination.k8s.io', namespace: 'sless-system' },
@@ -311,7 +314,6 @@ describe('deploy/', () => {
       { verb: 'update', resource: 'rolebindings.rbac.authorization.k8s.io' },
       { verb: 'create', resource: 'roles.rbac.authorization.k8s.io' },
       { verb: 'create', resource: 'clusterrolebindings.rbac.authorization.k8s.io', namespace: '' },
-      { verb: 'delete', resource: 'namespaces', namespace: '' },
       { verb: 'create', resource: 'pods' },
       { verb: 'update', resource: 'leases.coordination.k8s.io', name: 'someone-else', namespace: 'sless-system' },
       { verb: 'create', resource: 'leases.coordination.k8s.io' },
