@@ -167,7 +167,7 @@ export class PreviewReconcile {
   }
 
   /**
-   * Removes the preview: its namespace (everything in it), then its images (preview-images.ts): those of every
+   * Removes the preview: its namespace (everything in it), its branch's ref in the git cache, and its images (preview-images.ts): those of every
    * function its status lists (one the PR leaves alone now may have been built at an earlier push) and of the
    * Functions its namespace holds.
    */
@@ -179,6 +179,11 @@ export class PreviewReconcile {
     const names = [...(e.functions ?? []).map((f) => f.name), ...held.map((f) => f.metadata?.name ?? '')];
     const removed = await this.namespaces.remove(e.namespace, id);
     await this.images.remove(e.namespace, id, names, `${e.head ?? ''}/${e.updatedAt ?? ''}`);
+    // Its branch's ref in the repository's previews cache (another open PR of the same branch fetches it again).
+    const reader = this.readers.get(`${id.namespace}/${id.repository}`)?.reader;
+    if (e.branch && reader) {
+      await reader.forget(e.branch).catch((err: unknown) => this.ctx.logger.warn(`preview ${e.namespace}: dropping branch ${e.branch} from the previews' git cache failed: ${(err as Error).message}`));
+    }
     return removed;
   }
 
