@@ -4,6 +4,7 @@
 //	sless-build-tools fetch -url <presigned GET> -out /workspace/context.tar.gz [-cache-repo R -cache-dir D] [-deps-repo ... (deps.go)]
 //	sless-build-tools push  -tarball /out/image.tar -destination <repo:tag> -digest-file F [-cache-repo R -cache-dir D]
 //	sless-build-tools append -url <presigned GET> -workdir /workspace -destination <repo:tag> -digest-file F  (append.go)
+//	sless-build-tools delete -repository R [-repository ...]  (delete.go: every tag of R, a closed preview's images)
 //
 // fetch downloads the build context (kaniko then needs no S3 credentials) and copies the function's layer
 // cache repository R into D as kaniko's OCI-layout cache (`--cache-repo=oci:D`: one layout per cache
@@ -40,7 +41,7 @@ const pulledList = ".pulled"
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: sless-build-tools fetch|push|append [flags]"))
+		fail(errors.New("usage: sless-build-tools fetch|push|append|delete [flags]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -50,8 +51,10 @@ func main() {
 		err = push(os.Args[2:])
 	case "append":
 		err = appendImage(os.Args[2:])
+	case "delete":
+		err = deleteImages(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (fetch, push, append)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (fetch, push, append, delete)", os.Args[1])
 	}
 	if err != nil {
 		fail(err)

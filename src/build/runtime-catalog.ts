@@ -98,7 +98,7 @@ export function dependencyFilesOf(runtime: Runtime, files: FunctionFiles): strin
  * The image of a build's fetch and push steps (runtimes/build-tools: a Go binary, FROM scratch). Bump the
  * tag whenever runtimes/build-tools changes.
  */
-export const BUILD_TOOLS_IMAGE = { name: 'sless-build-tools', tag: '3' } as const;
+export const BUILD_TOOLS_IMAGE = { name: 'sless-build-tools', tag: '4' } as const;
 
 export function buildToolsImageOf(prefix: string): string {
   return underPrefix(prefix, `${BUILD_TOOLS_IMAGE.name}:${BUILD_TOOLS_IMAGE.tag}`);

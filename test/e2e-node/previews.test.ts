@@ -3,7 +3,8 @@
 // Three functions on main; a PR changing one of them: the changed function serves its new code at
 // /fn/<ns>-pr-<N>/<name> while production serves the old, the two others answer at the preview URL
 // from production (no Function of theirs in the preview namespace); merging the PR removes the
-// preview (404, its namespace gone) and production serves the new code.
+// preview (404, its namespace gone, its image's tags gone from the node's registry) and production
+// serves the new code.
 // Needs SLESS_TEST_SERVICES=node,git,s3,gitea.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +34,14 @@ describe('a pull request preview on the real node', () => {
   let pr: number;
   let preview: string;
   const t0 = { opened: 0 };
+
+  /** The tags of `<registry>/fn/<repository>` (the kit's SLESS_REGISTRY) in the node's registry: none once it is unknown or emptied. */
+  const tags = async (repository: string): Promise<string[]> => {
+    const res = await fetch(`http://${kit.registry}/v2/fn/${repository}/tags/list`, { signal: AbortSignal.timeout(10_000) });
+    if (res.status === 404) return [];
+    if (res.status !== 200) throw new Error(`GET /v2/fn/${repository}/tags/list: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { tags?: string[] | null }).tags ?? [];
+  };
 
   let lastBody = '';
   /** What /fn/<namespace>/<name> answers: `<fn> <version>`, or the status code (its body in lastBody). */
@@ -96,7 +105,11 @@ describe('a pull request preview on the real node', () => {
     assert.deepEqual(listed.map((p) => [p.number, p.functions.map((f) => `${f.name}:${f.state}`)]), [[pr, ['alpha:built', 'beta:production', 'gamma:production']]]);
   });
 
-  it('merging the PR removes the preview and production serves the new code', async () => {
+  it("merging the PR removes the preview (its namespace and its image's tags) and production serves the new code", async () => {
+    const previewImage = `${preview}-alpha`;
+    assert.equal((await tags(previewImage)).length, 1, 'the preview built one image of alpha');
+    const productionTags = await tags(`${kit.ns}-alpha`);
+    assert.ok(productionTags.length > 0);
     const merged = Date.now();
     await api.call('POST', `/repos/${repo.fullName}/pulls/${pr}/merge`, { Do: 'merge' });
     await answers(kit.ns, 'alpha', 'alpha v2');
@@ -114,5 +127,15 @@ describe('a pull request preview on the real node', () => {
       },
       { timeoutMs: 60_000 },
     );
+    await eventually(
+      async () => {
+        const left = await tags(previewImage);
+        if (left.length > 0) throw new Error(`${previewImage} still has the tags ${left.join(', ')}`);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    console.log(`merged → the preview's image tags are gone from the registry: ${Date.now() - merged} ms`);
+    const after = await tags(`${kit.ns}-alpha`);
+    for (const t of productionTags) assert.ok(after.includes(t), `production's image ${kit.ns}-alpha:${t} stays`);
   });
 });

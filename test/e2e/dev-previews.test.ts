@@ -4,13 +4,18 @@
 // commit status read back. The tests run in order and share one repository and one dev process.
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
 import { GiteaApi, giteaFromEnv, WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
 import { callFunction, eventually, startDevProcess, type DevProcess } from './dev-harness.ts';
 
 const env = giteaFromEnv();
 if (!env) throw new Error('this test needs the gitea test service: SLESS_TEST_SERVICES=gitea (built by .ci/install.d/40-gitea.sh)');
 const api = new GiteaApi(env);
+const run = promisify(execFile);
 
 const fn = (name: string, version: string) => ({
   [`functions/${name}/function.yaml`]: 'runtime: nodejs20\n',
@@ -167,9 +172,32 @@ test('merging a PR removes its preview and production serves the merged code; cl
   await api.call('POST', `/repos/${repo.fullName}/pulls/${pr1}/merge`, { Do: 'merge' });
   await until('dev', 'alpha', 'v2-pr');
   await until(`dev-pr-${pr1}`, 'alpha', 404, 60_000);
-  assert.equal(await answer('dev', 'beta'), 'v2-pr');
+  await until('dev', 'beta', 'v2-pr'); // the merge's sync deploys alpha and beta one after the other
   await api.call('PATCH', `/repos/${repo.fullName}/pulls/${pr2}`, { state: 'closed' });
   await until(`dev-pr-${pr2}`, 'delta', 404, 60_000);
   await dev.waitForLog(new RegExp(`preview dev-pr-${pr2} removed`));
   assert.equal(await answer('dev', 'gamma'), 'v1');
+  // Its data goes too: the prepared folder of delta (which only the preview had), its record in state.json,
+  // its branch's ref in the previews' git cache.
+  await eventually(async () => ((await preparedCodeOf('delta')).length === 0 ? true : undefined), "delta's prepared folder to go", 30_000);
+  const state = await readFile(path.join(dev.dataDir, 'state.json'), 'utf8');
+  assert.doesNotMatch(state, new RegExp(`dev-pr-${pr2}\\b`));
+  assert.doesNotMatch(await previewRefs(), /add-delta/);
 });
+
+/** The prepared folders (<data-dir>/builds/<key>) whose code is function `name`'s. */
+async function preparedCodeOf(name: string): Promise<string[]> {
+  const dir = path.join(dev.dataDir, 'builds');
+  const found: string[] = [];
+  for (const key of await readdir(dir)) {
+    const handler = await readFile(path.join(dir, key, 'source', 'handler.js'), 'utf8').catch(() => '');
+    if (handler.includes(`fn: '${name}'`)) found.push(key);
+  }
+  return found;
+}
+
+/** The refs of the previews' git cache (<data-dir>/previews.git). */
+async function previewRefs(): Promise<string> {
+  const { stdout } = await run('git', ['--git-dir', path.join(dev.dataDir, 'previews.git'), 'show-ref']).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+  return stdout;
+}

@@ -50,7 +50,7 @@ describe('kube controller: push → build → deploy', () => {
       'fetch', '-url', contextUrl, '-out', '/workspace/context.tar.gz', '-cache-repo', cacheRepo, '-cache-dir', '/cache/kaniko/layers',
       '-deps-repo', depsRepo, '-deps-dockerfile', 'Dockerfile.dependencies', '-kaniko-context', '/workspace/kaniko-context.tar.gz', '-deps-out', '/workspace/dependencies',
     ]);
-    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:3');
+    assert.equal(fetchStep?.image, 'registry.test:5000/runtimes/sless-build-tools:4');
     assert.equal(kaniko?.image, 'martizih/kaniko:v1.28.3');
     assert.deepEqual(kaniko?.args, [
       '--context=tar:///workspace/kaniko-context.tar.gz',

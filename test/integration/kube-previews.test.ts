@@ -74,6 +74,22 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
       },
       { timeoutMs: 60_000 },
     );
+  /** The repositories the Job deleting the images of preview `number` empties, registry left out (it never runs here: no node). */
+  const imagesDeleted = (number: number) =>
+    eventually(
+      async () => {
+        const selector = `sless.kube5s.ru/component=preview-images,sless.kube5s.ru/preview-of=${kit.ns},sless.kube5s.ru/preview-number=${number}`;
+        const [job] = (await batchApi(kit.kc).listNamespacedJob({ namespace: kit.buildNs, labelSelector: selector })).items;
+        const args = job?.spec?.template.spec?.containers[0]?.args;
+        if (!args) throw new Error(`no Job deleting the images of preview #${number}`);
+        assert.equal(args[0], 'delete');
+        return args.filter((_, i) => args[i - 1] === '-repository').map((r) => r.slice(r.lastIndexOf('/', r.indexOf(`${kit.ns}-pr-`)) + 1));
+      },
+      { timeoutMs: 30_000 },
+    );
+  /** Image, layer cache and dependencies images of each function in preview `number`. */
+  const previewRepositories = (number: number, names: string[]) =>
+    names.flatMap((n) => [`${kit.ns}-pr-${number}-${n}`, `${kit.ns}-pr-${number}-${n}/cache`, `${kit.ns}-pr-${number}-${n}/deps`]);
   const setTtl = (ttl: string) =>
     patchCustom(kit, 'functionrepositories', 'fns', [{ op: 'replace', path: '/spec/previews/ttl', value: ttl }]);
   const buildAndServe = async (ns: string, name: string) => {
@@ -286,10 +302,12 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     assert.match((await status(head3, (s) => s.status === 'failure', 'refused at maxOpen')).description, /2 previews are open/);
   });
 
-  it('closing a PR deletes its namespace and its status.previews entry', async () => {
+  it('closing a PR deletes its namespace, its status.previews entry and (a Job in the build namespace) its images', async () => {
     await api.call('PATCH', `/repos/${repo.fullName}/pulls/${pr2}`, { state: 'closed' });
     assert.equal((await deliver(pr2, 'closed')).outcome, 'accepted');
     await namespaceGone(`${kit.ns}-pr-${pr2}`);
+    // Every function of the PR (one it leaves alone may have been built at an earlier push), never production's.
+    assert.deepEqual(await imagesDeleted(pr2), previewRepositories(pr2, ['alpha', 'beta', 'gamma']));
     await eventually(async () => assert.equal(await entry(pr2), undefined), { timeoutMs: 30_000 });
     assert.ok(await entry(pr1), 'the other preview stays');
   });
@@ -297,6 +315,7 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
   it('ttl: a preview older than spec.previews.ttl since its last push is removed', async () => {
     await setTtl('2s');
     await namespaceGone(ns1);
+    assert.deepEqual(await imagesDeleted(pr1), previewRepositories(pr1, ['alpha', 'beta', 'gamma']));
     await eventually(async () => assert.deepEqual((await kit.getRepository('fns')).status?.previews, []), { timeoutMs: 30_000 });
     await setTtl('1h');
   });
@@ -313,6 +332,7 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     assert.ok((await kit.getRepository('fns')).metadata?.finalizers?.includes('sless.kube5s.ru/cleanup'));
     await customApi(kit.kc).deleteNamespacedCustomObject({ group: 'sless.kube5s.ru', version: 'v1alpha1', namespace: kit.ns, plural: 'functionrepositories', name: 'fns' });
     await namespaceGone(ns2);
+    assert.ok((await imagesDeleted(pr)).includes(`${ns2}-gamma`));
     await eventually(async () => assert.equal(await getCustom(customApi(kit.kc), kit.ns, 'functionrepositories', 'fns'), undefined), { timeoutMs: 30_000 });
   });
 });

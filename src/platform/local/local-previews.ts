@@ -274,7 +274,7 @@ export class LocalPreviews implements PlatformPreviews {
     if (p) o.logger.info(`preview ${p.namespace} removed (${why})`);
   }
 
-  /** Removes the preview's functions, record and namespace; returns what it removed. */
+  /** Removes the preview's functions (and so their prepared folders, folder-collector.ts), record, namespace and branch ref; returns what it removed. */
   async #forget(number: number): Promise<StoredPreview | undefined> {
     const o = this.#o;
     const p = this.#stored[String(number)];
@@ -283,6 +283,10 @@ export class LocalPreviews implements PlatformPreviews {
     delete this.#stored[String(number)];
     o.state.data.namespaces = o.state.data.namespaces.filter((n) => n !== p.namespace);
     await o.state.save();
+    // Its branch in the previews' git cache, unless another open PR has the same head branch.
+    if (!Object.values(this.#stored).some((other) => other.branch === p.branch)) {
+      await o.reader.forget(p.branch).catch((err: unknown) => o.logger.warn(`preview ${p.namespace}: dropping branch ${p.branch} from the previews' git cache failed: ${(err as Error).message}`));
+    }
     return p;
   }
 

@@ -51,6 +51,11 @@ export interface PreviewReadHints {
 
 export interface PreviewReader {
   read(branch: string, hints?: PreviewReadHints): Promise<PreviewRead>;
+  /**
+   * The PR's preview is gone: its branch's ref leaves the previews' cache (the next repack drops what only it
+   * kept). Never the watched branch; nothing for a local repository, whose branches are the user's own.
+   */
+  forget(branch: string): Promise<void>;
   /** Releases connections. */
   close?(): Promise<void>;
 }
@@ -243,6 +248,12 @@ export function openPreviewReader(opts: PreviewReaderOptions): PreviewReader {
     // One fetch at a time into the one cache.
     read(branch, hints = {}) {
       const next = serial.then(() => read(branch, hints));
+      serial = next.catch(() => undefined);
+      return next;
+    },
+    forget(branch) {
+      if (!remote || branch === opts.branch || !BRANCH.test(branch)) return Promise.resolve();
+      const next = serial.then(() => gitCli(['update-ref', '-d', refOf(branch)])).then(() => undefined);
       serial = next.catch(() => undefined);
       return next;
     },

@@ -94,7 +94,8 @@ export function buildContextUrlTtlSec(settings: Pick<ResolvedControllerSettings,
   return settings.build.activeDeadlineSeconds + 600;
 }
 
-const toolsSecurity: V1SecurityContext = {
+/** The tools steps' security context (no tenant code runs there); the preview images' Job uses it too. */
+export const toolsSecurity: V1SecurityContext = {
   runAsUser: BUILD_TOOLS_UID,
   runAsGroup: BUILD_TOOLS_UID,
   runAsNonRoot: true,
@@ -201,12 +202,7 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
       ...(dependencies ? [mount('workspace', BUILD_PATHS.workspace)] : []),
     ],
   };
-  // The tools user reads the registry Secret; kaniko's pull Secret is root's only (kaniko's install steps run as 10001).
-  const dockerConfigVolume = (name: string, secretName: string, mode: number): V1Volume => ({
-    name,
-    secret: { secretName, optional: true, defaultMode: mode, items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
-  });
-  const registryVolume = dockerConfigVolume('registry-config', settings.registrySecretName, 0o444);
+  const registryVolume = registryConfigVolume(settings);
 
   // The layer build reads the base image with the registry Secret only: with a pull-only Secret for
   // private base images (SLESS_BUILD_PULL_SECRET), kaniko builds, as it holds that Secret.
@@ -237,28 +233,52 @@ export function buildJob(settings: ResolvedControllerSettings, input: BuildJobIn
   });
 }
 
+/** A docker config.json Secret as a volume (`config.json`). */
+function dockerConfigVolume(name: string, secretName: string, mode: number): V1Volume {
+  return { name, secret: { secretName, optional: true, defaultMode: mode, items: [{ key: '.dockerconfigjson', path: 'config.json' }] } };
+}
+
+/**
+ * The registry Secret (SLESS_REGISTRY_SECRET) as the volume `registry-config`, for the tools steps, which
+ * mount it at BUILD_PATHS.dockerConfig. The tools user reads it; kaniko's pull Secret is root's only
+ * (kaniko's install steps run as 10001).
+ */
+export function registryConfigVolume(settings: Pick<ResolvedControllerSettings, 'registrySecretName'>): V1Volume {
+  return dockerConfigVolume('registry-config', settings.registrySecretName, 0o444);
+}
+
 function jobOf(
   settings: ResolvedControllerSettings,
   input: BuildJobInput,
   labels: Record<string, string>,
   pod: Pick<V1PodSpec, 'initContainers' | 'containers' | 'volumes'>,
 ): V1Job {
+  const meta = { name: buildJobName(input.namespace, input.name, input.buildKey), labels, annotations: { [ANNOTATIONS.buildKey]: input.buildKey } };
+  return buildNamespaceJob(settings, meta, settings.build.activeDeadlineSeconds, pod);
+}
+
+/**
+ * A Job of the build namespace: run once (no restarts, the build's backoffLimit), no service account token,
+ * collected ttlSecondsAfterFinished after it finished (SLESS_BUILD_* settings). Builds and the deletion of
+ * a preview's images (previews/preview-images-job.ts).
+ */
+export function buildNamespaceJob(
+  settings: Pick<ResolvedControllerSettings, 'build' | 'buildNamespace'>,
+  meta: { readonly name: string; readonly labels: Record<string, string>; readonly annotations?: Record<string, string> },
+  activeDeadlineSeconds: number,
+  pod: Pick<V1PodSpec, 'initContainers' | 'containers' | 'volumes'>,
+): V1Job {
   const build = settings.build;
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: {
-      name: buildJobName(input.namespace, input.name, input.buildKey),
-      namespace: settings.buildNamespace,
-      labels,
-      annotations: { [ANNOTATIONS.buildKey]: input.buildKey },
-    },
+    metadata: { name: meta.name, namespace: settings.buildNamespace, labels: meta.labels, ...(meta.annotations ? { annotations: meta.annotations } : {}) },
     spec: {
       backoffLimit: build.backoffLimit,
       ttlSecondsAfterFinished: build.ttlSecondsAfterFinished,
-      activeDeadlineSeconds: build.activeDeadlineSeconds,
+      activeDeadlineSeconds,
       template: {
-        metadata: { labels },
+        metadata: { labels: meta.labels },
         spec: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,

@@ -49,7 +49,7 @@ describe('build Job', () => {
   const dest = `registry.local:5000/sless/team-a-hello:${key.slice(0, 40)}`;
   const cacheRepo = 'registry.local:5000/sless/team-a-hello/cache';
   const tools = {
-    image: 'registry.local:5000/runtimes/sless-build-tools:3',
+    image: 'registry.local:5000/runtimes/sless-build-tools:4',
     env: [{ name: 'DOCKER_CONFIG', value: '/docker' }],
     securityContext: {
       runAsUser: 65532,

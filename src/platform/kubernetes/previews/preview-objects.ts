@@ -38,6 +38,11 @@ export function isPreviewNamespace(labels: Readonly<Record<string, string>> | un
   return labels?.[PREVIEW_LABELS.of] === p.namespace && labels[PREVIEW_LABELS.number] === String(p.number) && labels[PREVIEW_LABELS.repository] === p.repository;
 }
 
+/** Whether an object's labels say the preview made it (previewObjects labels what it applies so). */
+export function isPreviewObject(labels: Readonly<Record<string, string>> | undefined, p: PreviewIdentity): boolean {
+  return labels?.[PREVIEW_LABELS.of] === p.namespace && labels[PREVIEW_LABELS.number] === String(p.number);
+}
+
 /** A folder's objects as the preview applies them. */
 export function previewObjects(objects: RepositoryObjects, p: PreviewIdentity, settings: Pick<PreviewSettings, 'schedules' | 'secrets'>): RepositoryObjects {
   const meta = <T extends { metadata?: { labels?: Record<string, string>; ownerReferences?: unknown } }>(o: T): T => {

@@ -7,7 +7,8 @@
 //      plans per folder (planPreview), creates `<ns>-pr-<N>` with the base's tenant rules, and applies,
 //      with the same per-folder apply as the watched branch (sync-apply.ts), only the functions the PR
 //      changes; what it no longer changes is pruned. A second push rebuilds only what changed again;
-//   3. previews past their ttl (all of them once previews are turned off) are removed;
+//   3. previews past their ttl (all of them once previews are turned off) are removed; removing a preview
+//      deletes its namespace, then starts the Job that deletes its images (preview-images.ts);
 //   4. `sless/preview` goes to the PR head as the built Functions' phases change.
 // A delivery stays recorded until it is handled (a failed read is retried at the next reconcile).
 import type { FunctionDeployState } from '../../../commit-status/decide-commit-status.ts';
@@ -24,7 +25,8 @@ import type { FunctionResource, RepositoryResource } from '../objects/resources.
 import { gitTargets, type RepositorySources } from '../reconcilers/repository-sources.ts';
 import { splitKey, type ReconcileContext } from '../reconcilers/reconcile-context.ts';
 import { pruneOwned, type LiveObjects, type SyncApply } from '../reconcilers/sync-apply.ts';
-import { previewObjects, type PreviewIdentity } from './preview-objects.ts';
+import { isPreviewObject, previewObjects, type PreviewIdentity } from './preview-objects.ts';
+import { PreviewImages } from './preview-images.ts';
 import { PreviewNamespaces } from './preview-namespaces.ts';
 import { expiredPreviews, nextExpiryMs, previewRequests, type PreviewEntry, type PreviewRequest } from './preview-requests.ts';
 
@@ -43,6 +45,7 @@ interface Tracked {
 
 export class PreviewReconcile {
   private readonly namespaces: PreviewNamespaces;
+  private readonly images: PreviewImages;
   private readonly readers = new Map<string, { fingerprint: string; reader: PreviewReader }>();
   /** The built previews whose `sless/preview` status follows their Functions, by preview namespace. */
   private readonly tracked = new Map<string, Tracked>();
@@ -60,6 +63,7 @@ export class PreviewReconcile {
     private readonly sources: RepositorySources,
   ) {
     this.namespaces = new PreviewNamespaces(ctx);
+    this.images = new PreviewImages(ctx);
   }
 
   /** Whether the repository needs the finalizer that removes its previews (a Namespace cannot be owned by it). */
@@ -162,9 +166,25 @@ export class PreviewReconcile {
     if (t) void this.postStatus(t);
   }
 
-  private async remove(e: Pick<PreviewEntry, 'number' | 'namespace'>, id: PreviewIdentity): Promise<boolean> {
+  /**
+   * Removes the preview: its namespace (everything in it), its branch's ref in the git cache, and its images (preview-images.ts): those of every
+   * function its status lists (one the PR leaves alone now may have been built at an earlier push) and of the
+   * Functions its namespace holds.
+   */
+  private async remove(e: Pick<PreviewEntry, 'number' | 'namespace'> & Partial<PreviewEntry>, id: PreviewIdentity): Promise<boolean> {
     this.tracked.delete(e.namespace);
-    return this.namespaces.remove(e.namespace, id);
+    // A namespace of that name that is not this preview (made after it went) is not ours, nor are its images.
+    if (await this.namespaces.takenByOther(e.namespace, id)) return false;
+    const held = this.ctx.caches.functions.list(e.namespace).filter((f) => isPreviewObject(f.metadata?.labels, id));
+    const names = [...(e.functions ?? []).map((f) => f.name), ...held.map((f) => f.metadata?.name ?? '')];
+    const removed = await this.namespaces.remove(e.namespace, id);
+    await this.images.remove(e.namespace, id, names, `${e.head ?? ''}/${e.updatedAt ?? ''}`);
+    // Its branch's ref in the repository's previews cache (another open PR of the same branch fetches it again).
+    const reader = this.readers.get(`${id.namespace}/${id.repository}`)?.reader;
+    if (e.branch && reader) {
+      await reader.forget(e.branch).catch((err: unknown) => this.ctx.logger.warn(`preview ${e.namespace}: dropping branch ${e.branch} from the previews' git cache failed: ${(err as Error).message}`));
+    }
+    return removed;
   }
 
   /** Reads, plans and applies one preview; answers its planned entry. */
