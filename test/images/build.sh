@@ -43,7 +43,7 @@ KANIKO=v1.25.0
 RUNTIMES=(python3.11 python3.12 nodejs20 nodejs22 go1.23)
 
 src_hash() { # files under runtimes/ (relative paths) -> 12 hex
-  (cd "$repo/runtimes" && find "$@" -type f ! -name '*_test.go' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-12
+  (cd "$repo/runtimes" && find "$@" -type f ! -name '*_test.go' ! -name .gitignore ! -path 'build-tools/build-tools' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-12
 }
 catalog_tag() { # the runtime's imageTag in src/build/runtime-catalog.ts
   sed -n "s/^  '\{0,1\}$1'\{0,1\}: {.*imageTag: '\([^']*\)'.*/\1/p; /^  '\{0,1\}$1'\{0,1\}: {$/,/}/s/^ *imageTag: '\([^']*\)'.*/\1/p" \
