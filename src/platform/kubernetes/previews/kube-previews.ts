@@ -2,7 +2,7 @@
 // pull-request delivery is decided at once for the answer (ignored / refused / accepted) and recorded on
 // its FunctionRepository (preview-requests.ts) for the leader, which decides it again with what only it
 // knows, builds or removes the preview, posts the statuses and writes status.previews
-// (preview-reconcile.ts). Nothing here writes a namespace or a status.
+// (reconcilers/preview-reconcile.ts). Nothing here writes a namespace or a status.
 import { decidePreview } from '../../../preview/preview-decision.ts';
 import { previewSettingsOf } from '../../../preview/preview-settings.ts';
 import type { PullRequestEvent } from '../../../webhook/pull-request.ts';

@@ -33,7 +33,7 @@ import type { StatusFields } from './status-writer.ts';
 import { reconcileObject, type Reconciled, type Reconciler, type Turn } from './reconcile-object.ts';
 import { StalledError } from '../stalled-error.ts';
 import { fingerprintOwned, fingerprintRepository, unchangedSince } from './unchanged-sync.ts';
-import { PreviewReconcile } from '../previews/preview-reconcile.ts';
+import { PreviewReconcile } from './preview-reconcile.ts';
 import type { PreviewEntry } from '../previews/preview-requests.ts';
 import type { FunctionResource } from '../objects/resources.ts';
 
@@ -46,7 +46,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
   /** Routine syncs wait at their phase boundaries while a push's sync runs (api-client/urgent-gate.ts). */
   private readonly gate = new UrgentGate({ maxWaitMs: URGENT_GATE_MAX_WAIT_MS, maxHoldMs: URGENT_GATE_MAX_HOLD_MS, quietMs: URGENT_GATE_QUIET_MS });
 
-  /** Pull-request previews of the repositories (previews/preview-reconcile.ts), after each sync. */
+  /** Pull-request previews of the repositories (preview-reconcile.ts), after each sync. */
   private readonly previews: PreviewReconcile;
   /** status.previews of each repository's last run, written with every status (an failed sync's too). */
   private readonly previewStatus = new Map<string, PreviewEntry[]>();

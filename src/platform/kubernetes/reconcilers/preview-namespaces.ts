@@ -4,8 +4,8 @@
 // (`secrets: inherit`), delete. A namespace without this preview's labels is never reused or deleted.
 import type { V1Namespace } from '@kubernetes/client-node';
 import { apiMessage, isStatus } from '../api-client/kube-client.ts';
-import type { ReconcileContext } from '../reconcilers/reconcile-context.ts';
-import { isPreviewNamespace, previewNamespaceObject, type PreviewIdentity } from './preview-objects.ts';
+import type { ReconcileContext } from './reconcile-context.ts';
+import { isPreviewNamespace, previewNamespaceObject, type PreviewIdentity } from '../previews/preview-objects.ts';
 
 export class PreviewNamespaces {
   constructor(private readonly ctx: Pick<ReconcileContext, 'kube' | 'tenants'>) {}

@@ -3,9 +3,9 @@
 // `sless-build-tools delete` Job in the build namespace (preview-images-job.ts). Never throws: the
 // preview's namespace is gone either way; a Job that could not be started is logged with what stays.
 import { LABELS } from '../objects/meta.ts';
-import type { ReconcileContext } from '../reconcilers/reconcile-context.ts';
-import { previewImageRepositories, previewImagesJob } from './preview-images-job.ts';
-import type { PreviewIdentity } from './preview-objects.ts';
+import type { ReconcileContext } from './reconcile-context.ts';
+import { previewImageRepositories, previewImagesJob } from '../previews/preview-images-job.ts';
+import type { PreviewIdentity } from '../previews/preview-objects.ts';
 
 export class PreviewImages {
   constructor(private readonly ctx: Pick<ReconcileContext, 'kube' | 'caches' | 'settings' | 'logger'>) {}

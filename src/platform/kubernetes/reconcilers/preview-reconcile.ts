@@ -22,13 +22,13 @@ import type { PreviewFunctionItem } from '../crd-types.ts';
 import { kubeFunctionState } from '../kube-function-state.ts';
 import { ownedByRepository } from '../objects/drift.ts';
 import type { FunctionResource, RepositoryResource } from '../objects/resources.ts';
-import { gitTargets, type RepositorySources } from '../reconcilers/repository-sources.ts';
-import { splitKey, type ReconcileContext } from '../reconcilers/reconcile-context.ts';
-import { pruneOwned, type LiveObjects, type SyncApply } from '../reconcilers/sync-apply.ts';
-import { isPreviewObject, previewObjects, type PreviewIdentity } from './preview-objects.ts';
+import { gitTargets, type RepositorySources } from './repository-sources.ts';
+import { splitKey, type ReconcileContext } from './reconcile-context.ts';
+import { pruneOwned, type LiveObjects, type SyncApply } from './sync-apply.ts';
+import { isPreviewObject, previewObjects, type PreviewIdentity } from '../previews/preview-objects.ts';
 import { PreviewImages } from './preview-images.ts';
 import { PreviewNamespaces } from './preview-namespaces.ts';
-import { expiredPreviews, nextExpiryMs, previewRequests, type PreviewEntry, type PreviewRequest } from './preview-requests.ts';
+import { expiredPreviews, nextExpiryMs, previewRequests, type PreviewEntry, type PreviewRequest } from '../previews/preview-requests.ts';
 
 export interface PreviewsReconciled {
   /** status.previews as it is now (sorted by number). */
