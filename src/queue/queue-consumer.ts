@@ -24,6 +24,7 @@ import {
   type RetryDelays,
 } from './delivery.ts';
 import type { Invoke, InvokeResult } from './invoke.ts';
+import { describeBrokerError, PreparedQueueError } from './broker-errors.ts';
 
 export type QueueOutcome = 'acked' | 'retried' | 'dead_lettered';
 
@@ -157,7 +158,7 @@ export class QueueConsumer {
       this.#backoffMs = BACKOFF_MIN_MS;
       this.#watchDepth(model);
     } catch (err) {
-      this.#lost(model, describe(err, this.#o.spec));
+      this.#lost(model, describeBrokerError(err, this.#o.spec));
     }
   }
 
@@ -171,7 +172,7 @@ export class QueueConsumer {
       try {
         return await fn(ch);
       } catch (err) {
-        throw new Error(`${what}: ${describe(err, spec)}`, { cause: err });
+        throw new PreparedQueueError(what, err, spec);
       } finally {
         await ch.close().catch(() => undefined);
       }
@@ -314,16 +315,4 @@ export function connectOptions(raw: string, credentials: QueueCredentials | unde
     password: credentials?.password ?? 'guest',
     heartbeat: 15,
   };
-}
-
-/** An error as a line for status and logs: amqplib's messages name the broker's reply, never credentials. */
-function describe(err: unknown, spec: QueueTriggerSpec): string {
-  const e = err as { code?: unknown; message?: string };
-  const text = e.message ?? String(err);
-  if (/ACCESS_REFUSED|403/.test(text) && /login|auth|PLAIN/i.test(text)) {
-    return `the broker at ${spec.url} refused the login${spec.secret ? ` of secret ${spec.secret}` : ' (no secret: the guest account logs in from localhost only)'}`;
-  }
-  if (/NOT_FOUND|404/.test(text)) return `does not exist on ${spec.url} (create it, or set declare: true)`;
-  if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND' || e.code === 'ETIMEDOUT') return `cannot reach ${spec.url} (${String(e.code)})`;
-  return text.replace(/\s+/g, ' ');
 }

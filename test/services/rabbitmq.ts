@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findFreePort as freePort } from '../../src/platform/local/free-port.ts';
 import type { TestService } from '../run.ts';
@@ -40,9 +41,29 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * A free port in 40400..40499. A broker URL then holds "404" (and, with 40403, "403"): an error reader
+ * that greps whole messages for reply codes takes a refused connection for a missing queue, as the
+ * consumer once did on a CI machine whose broker listened on 40471.
+ */
+async function portHolding404(): Promise<number> {
+  const ports = Array.from({ length: 100 }, (_, i) => 40400 + i).sort(() => Math.random() - 0.5);
+  for (const port of ports) if (await isFree(port)) return port;
+  return freePort();
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
 export async function startRabbitmq(): Promise<RabbitmqServer> {
   const base = await mkdtemp(path.join(tmpdir(), 'sless-rabbitmq-'));
-  const [port, distPort, epmdPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, distPort, epmdPort] = [await portHolding404(), await freePort(), await freePort()];
   const nodeName = `sless${process.pid}x${Math.random().toString(36).slice(2, 8)}@localhost`;
   const conf = path.join(base, 'rabbitmq.conf');
   await writeFile(
