@@ -14,12 +14,13 @@ import { loadDevConfig, treeLimitsOf, type DevConfig } from '../config/config.ts
 import { buildApp } from '../app/build-app.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { LocalPlatform, type LocalPlatformOptions } from '../platform/local/local-platform.ts';
-import { openPreviewReader } from '../platform/local/preview-source.ts';
+import { openPreviewReader } from '../source/preview-source.ts';
 import { previewSettingsOf } from '../preview/preview-settings.ts';
 import { localRuntimes } from '../platform/local/local-runtimes.ts';
 import { readableJsonLine, streamLogger, type Logger } from '../platform/local/logger.ts';
 import { lockDataDir, type DataDirLock } from '../platform/local/data-dir-lock.ts';
-import { isGitUrl, openRepository } from '../platform/local/open-repository.ts';
+import { openRepository } from '../platform/local/open-repository.ts';
+import { isGitUrl } from '../source/repository-read.ts';
 import { createMemoryBuildLog, createMemoryInvocationLog } from '../store/memory-log.ts';
 import { TargetPolicy } from '../source/target-policy.ts';
 import { openPgStore } from '../store/pg-store.ts';

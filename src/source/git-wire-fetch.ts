@@ -7,7 +7,7 @@
 // hint never decides what the branch is (issue 31 item 3: a child of the cached head pushed to another
 // branch, then deleted, was taken as the branch; a late delivery must not move the cache back either).
 // Refs are the caller's to write. fetchHistory is the same fetch into a repository with whole history
-// (previews' merge bases, src/platform/local/preview-source.ts): a few wants, no depth.
+// (previews' merge bases, preview-source.ts): a few wants, no depth.
 import { open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { HttpClient } from 'isomorphic-git';

@@ -10,7 +10,7 @@ import { LocalPlatform } from '../../src/platform/local/local-platform.ts';
 import { localRuntimes } from '../../src/platform/local/local-runtimes.ts';
 import { silentLogger } from '../../src/platform/local/logger.ts';
 import { openRepository } from '../../src/platform/local/open-repository.ts';
-import type { RepositoryReader } from '../../src/platform/local/ports.ts';
+import type { RepositoryReader } from '../../src/source/repository-read.ts';
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'sless-dev-first-read-'));
 after(() => rm(root, { recursive: true, force: true }));

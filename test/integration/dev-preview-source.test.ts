@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { countingGitProxy, type CountingGitProxy } from '../helpers/counting-git-proxy.ts';
 import { createRepo, deleteBranch, git, sharedGitServer, WorkClone, type TestRepo } from '../helpers/git-server.ts';
 import { planPreview } from '../../src/preview/preview-plan.ts';
-import { openPreviewReader, PreviewBranchMissing, type PreviewReader } from '../../src/platform/local/preview-source.ts';
+import { openPreviewReader, PreviewBranchMissing, type PreviewReader } from '../../src/source/preview-source.ts';
 
 let repo: TestRepo;
 let clone: WorkClone;

@@ -5,7 +5,8 @@ import type { Metrics } from '../../metrics/metrics.ts';
 import type { BuildLog } from '../../store/types.ts';
 import type { LocalPreviewsOption } from './local-preview-wiring.ts';
 import type { Logger } from './logger.ts';
-import type { LocalRuntimes, RepositoryReader } from './ports.ts';
+import type { RepositoryReader } from '../../source/repository-read.ts';
+import type { LocalRuntimes } from './ports.ts';
 
 export interface LocalPlatformOptions {
   readonly dataDir: string;

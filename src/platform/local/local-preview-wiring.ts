@@ -6,7 +6,7 @@ import type { StatusTarget } from '../../commit-status/status-target.ts';
 import type { PreviewSettings } from '../../preview/preview-settings.ts';
 import type { Endpoint, FunctionScaling } from '../types.ts';
 import { LocalPreviews } from './local-previews.ts';
-import type { PreviewReader } from './preview-source.ts';
+import type { PreviewReader } from '../../source/preview-source.ts';
 import type { SyncParts } from './repository-sync.ts';
 import { secretEnvFrom } from './secrets-dir.ts';
 

@@ -20,7 +20,7 @@ import type { PlatformPreviews, PreviewAnswer, PreviewRecord } from '../types.ts
 import { previewTarget, type PreviewTarget } from '../preview-target.ts';
 import type { StoredPreview, StoredRepository } from './local-state.ts';
 import type { Logger } from './logger.ts';
-import { PreviewBranchMissing, type PreviewReader } from './preview-source.ts';
+import { PreviewBranchMissing, type PreviewReader } from '../../source/preview-source.ts';
 import { RepositorySync, type SyncParts } from './repository-sync.ts';
 import { SyncCoalescer } from './sync-coalescer.ts';
 

@@ -3,7 +3,7 @@
 import { PlatformError, type RepositoryInput, type RepositoryRecord, type WebhookTarget } from '../types.ts';
 import { notFound } from './jobs-and-schedules.ts';
 import type { LocalState } from './local-state.ts';
-import type { RepositoryReader } from './ports.ts';
+import type { RepositoryReader } from '../../source/repository-read.ts';
 import type { RepositoryReason } from '../reasons.ts';
 
 export interface LocalRepositoryOptions {

@@ -14,14 +14,12 @@ import { SnapshotBuilder } from '../../source/build-snapshot.ts';
 import { GitSource } from '../../source/git-source.ts';
 import { redactUrl } from '../../source/git-source-error.ts';
 import { GitTree, TreeMemo } from '../../source/git-tree.ts';
-import { readFunctionFiles } from '../../source/read-function-files.ts';
-import type { SourceTree } from '../../source/source-tree.ts';
 import { TargetPolicy } from '../../source/target-policy.ts';
 import type { TreeLimits } from '../../source/tree-limits.ts';
 import { WorkTree } from '../../source/work-tree.ts';
-import { gitDirsOf, headOf } from './git-dirs.ts';
+import { gitDirsOf, headOf } from '../../source/git-dirs.ts';
+import { isGitUrl, readerOver, type RepositoryReader } from '../../source/repository-read.ts';
 import type { Logger } from './logger.ts';
-import type { RepositoryRead, RepositoryReader } from './ports.ts';
 
 /** The caps (ManifestCaps) a function.yaml is checked against. */
 export interface OpenRepositoryOptions extends ManifestCaps {
@@ -35,18 +33,6 @@ export interface OpenRepositoryOptions extends ManifestCaps {
   /** Bounds on a revision's shape (default DEFAULT_TREE_LIMITS): past one, read() throws TreeLimitError. */
   readonly treeLimits?: TreeLimits;
   readonly logger: Logger;
-}
-
-export function isGitUrl(repo: string): boolean {
-  return /^(https?|git|ssh|file):\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
-}
-
-/** A revision's snapshot and its files, read from a source tree (also what previews read, preview-source.ts). */
-export function readerOver(snapshots: SnapshotBuilder, watched: string, tree: SourceTree, caps: ManifestCaps): Promise<RepositoryRead> {
-  return snapshots.build(tree, { path: watched, pathSetting: '--path', ...caps }).then((snapshot) => ({
-    snapshot,
-    files: (entry) => readFunctionFiles(tree, entry),
-  }));
 }
 
 export async function openRepository(opts: OpenRepositoryOptions): Promise<RepositoryReader> {

@@ -1,25 +1,7 @@
-// The two things the local platform is given rather than knowing: where the repository's functions
-// come from (git URL, local git repository or plain folder) and how each runtime runs on this machine.
+// What the local platform is given rather than knowing: how each runtime runs on this machine
+// (where the functions come from is a RepositoryReader, src/source/repository-read.ts).
 import type { Runtime } from '../../manifest/types.ts';
-import type { FunctionEntry, Snapshot } from '../../source/types.ts';
-import type { CodeFile } from '../types.ts';
 import type { CommandSpec } from './child-group.ts';
-
-export interface RepositoryRead {
-  readonly snapshot: Snapshot;
-  /** The code of one function of this snapshot (own files relative, included files "/"-prefixed). */
-  files(entry: FunctionEntry): AsyncIterable<CodeFile>;
-}
-
-export interface RepositoryReader {
-  /** For status and logs; never contains credentials. */
-  readonly displayUrl: string;
-  readonly branch: string;
-  readonly path: string;
-  read(): Promise<RepositoryRead>;
-  /** Releases connections (a fetched repository's HTTP agent). */
-  close?(): Promise<void>;
-}
 
 export interface ServeOptions {
   readonly port: number;

@@ -16,7 +16,8 @@ import type { JobsAndSchedules } from './jobs-and-schedules.ts';
 import type { LocalDeployer } from './local-deployer.ts';
 import type { LocalState, StoredFunction, StoredRepository } from './local-state.ts';
 import type { Logger } from './logger.ts';
-import type { LocalRuntimes, RepositoryRead, RepositoryReader } from './ports.ts';
+import type { RepositoryRead, RepositoryReader } from '../../source/repository-read.ts';
+import type { LocalRuntimes } from './ports.ts';
 
 export interface RepositorySyncOptions {
   /** Namespace of the repository's functions. */

@@ -17,7 +17,7 @@ import { decidePreview } from '../../../preview/preview-decision.ts';
 import { planPreview } from '../../../preview/preview-plan.ts';
 import { previewSettingsOf, type PreviewSettings } from '../../../preview/preview-settings.ts';
 import { previewStatus, refusedStatus } from '../../../preview/preview-status.ts';
-import { openPreviewReader, PreviewBranchMissing, type PreviewReader } from '../../local/preview-source.ts';
+import { openPreviewReader, PreviewBranchMissing, type PreviewReader } from '../../../source/preview-source.ts';
 import type { PreviewFunctionItem } from '../crd-types.ts';
 import { kubeFunctionState } from '../kube-function-state.ts';
 import { ownedByRepository } from '../objects/drift.ts';

@@ -14,23 +14,22 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
-import { manifestCapsOf, type ManifestCaps } from '../../manifest/defaults.ts';
-import { SnapshotBuilder } from '../../source/build-snapshot.ts';
-import { splitCredentials, authorizationHeader } from '../../source/git-auth.ts';
-import { pinnedResolve, run as runGit } from '../../source/git-cli.ts';
-import { createGitHttp } from '../../source/git-http.ts';
-import { redactUrl } from '../../source/git-source-error.ts';
-import { GitTree, TreeMemo } from '../../source/git-tree.ts';
-import { WireUnsupportedError } from '../../source/git-wire.ts';
-import { branchTips, fetchHistory } from '../../source/git-wire-fetch.ts';
-import type { PackBase } from '../../source/pack-index.ts';
-import { TargetPolicy } from '../../source/target-policy.ts';
-import type { SourceTree } from '../../source/source-tree.ts';
-import type { Snapshot } from '../../source/types.ts';
-import type { GitAuth } from '../../source/git-auth.ts';
+import { manifestCapsOf, type ManifestCaps } from '../manifest/defaults.ts';
+import { SnapshotBuilder } from './build-snapshot.ts';
+import { splitCredentials, authorizationHeader } from './git-auth.ts';
+import { pinnedResolve, run as runGit } from './git-cli.ts';
+import { createGitHttp } from './git-http.ts';
+import { redactUrl } from './git-source-error.ts';
+import { GitTree, TreeMemo } from './git-tree.ts';
+import { WireUnsupportedError } from './git-wire.ts';
+import { branchTips, fetchHistory } from './git-wire-fetch.ts';
+import type { PackBase } from './pack-index.ts';
+import { TargetPolicy } from './target-policy.ts';
+import type { SourceTree } from './source-tree.ts';
+import type { Snapshot } from './types.ts';
+import type { GitAuth } from './git-auth.ts';
 import { gitDirsOf } from './git-dirs.ts';
-import { isGitUrl, readerOver } from './open-repository.ts';
-import type { RepositoryRead } from './ports.ts';
+import { isGitUrl, readerOver, type RepositoryRead } from './repository-read.ts';
 
 export interface PreviewRead {
   /** The head of the PR's branch as it is now (newer than the delivery's when pushed to since). */
