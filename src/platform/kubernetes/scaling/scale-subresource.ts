@@ -13,6 +13,8 @@ export type ScaleWrite = 'written' | 'conflict' | 'missing';
 export class ScaleSubresource {
   /** Writes made (tests and the benchmark count them). */
   writes = 0;
+  /** Of those, the ones refused for a newer resourceVersion (409): they changed nothing. */
+  conflicts = 0;
 
   constructor(private readonly json: JsonApi) {}
 
@@ -29,7 +31,10 @@ export class ScaleSubresource {
       return 'written';
     } catch (err) {
       const code = apiStatusCode(err);
-      if (code === 409) return 'conflict';
+      if (code === 409) {
+        this.conflicts++;
+        return 'conflict';
+      }
       if (code === 404) return 'missing';
       throw new Error(`scaling Deployment ${namespace}/${name} to ${replicas} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
