@@ -247,6 +247,10 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     await eventually(async () => assert.match((await entry(pr1))?.message ?? '', new RegExp(`ResourceQuotas and LimitRanges failed: cannot copy ResourceQuota ${kit.ns}/refused into the preview namespace ${ns1}: .*refused by the test policy`)), {
       timeoutMs: 30_000,
     });
+    // Gone from the base again: the message goes at the next reconcile; then it is back.
+    await api.deleteNamespacedResourceQuota({ namespace: kit.ns, name: 'refused' });
+    await eventually(async () => assert.equal((await entry(pr1))?.message, undefined), { timeoutMs: 30_000 });
+    await api.createNamespacedResourceQuota({ namespace: kit.ns, body: quota('refused', '1') });
     // A push: the build stops before applying any function.
     const before = await getCustom<FunctionResource>(customApi(kit.kc), ns1, 'functions', 'alpha');
     const head = await wc.commit(fn('alpha', 'v3-pr'), 'alpha v3', 'change-alpha');
