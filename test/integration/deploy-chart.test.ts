@@ -141,6 +141,10 @@ describe('deploy/chart and deploy/quickstart', () => {
       spec: { matchConditions: Array<{ expression: string }>; validations: Array<{ expression: string }> };
     };
     assert.equal(policy.spec.matchConditions[0]?.expression, "request.userInfo.username == 'system:serviceaccount:platform:sless-controller'");
+    for (const name of ['sless-controller-preview-namespaces', 'sless-controller-preview-limits']) {
+      const other = find('ValidatingAdmissionPolicy', name) as unknown as typeof policy;
+      assert.equal(other.spec.matchConditions[0]?.expression, "request.userInfo.username == 'system:serviceaccount:platform:sless-controller'", name);
+    }
     assert.equal(policy.spec.validations[0]?.expression, "!(request.namespace in ['platform', 'fn-builds', 'kube-system', 'kube-public', 'kube-node-lease'])");
     for (const o of objects.filter((x) => x.kind === 'ClusterRoleBinding' || x.kind === 'RoleBinding')) {
       assert.deepEqual((o as unknown as { subjects: Array<{ namespace: string }> }).subjects.map((s) => s.namespace), ['platform'], keyOf(o));

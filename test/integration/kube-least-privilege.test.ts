@@ -159,6 +159,53 @@ describe('deploy/base/rbac.yaml: the controller holds only what it needs', () =>
     assert.equal(await statusOf(() => ctlCore.deleteNamespace({ name: preview.name, dryRun: 'All' })), 200, 'a preview namespace');
   });
 
+  it('writes ResourceQuotas and LimitRanges only as its copies in preview namespaces (ValidatingAdmissionPolicy sless-controller-preview-limits)', async () => {
+    const preview = `${tenant}-pr-2`;
+    await core.createNamespace({ body: { metadata: { name: preview, labels: { 'sless.kube5s.ru/preview-of': tenant } } } });
+    namespaces.push({ name: preview, cleanup: () => core.deleteNamespace({ name: preview }).then(() => undefined, () => undefined) });
+    const copy = { 'app.kubernetes.io/managed-by': 'sless', 'sless.kube5s.ru/preview-of': tenant, 'sless.kube5s.ru/preview-number': '2' };
+    const quota = (name: string, labels?: Record<string, string>) => ({ metadata: { name, ...(labels ? { labels } : {}) }, spec: { hard: { pods: '5' } } });
+    // The tenant's own quota (its operator's) and the preview's own (an operator's policy engine).
+    await core.createNamespacedResourceQuota({ namespace: tenant, body: quota('tenant-bound') });
+    await core.createNamespacedResourceQuota({ namespace: preview, body: quota('preview-own') });
+    await core.createNamespacedResourceQuota({ namespace: preview, body: quota('copied', copy) });
+    await eventually(
+      async () => assert.equal(await statusOf(() => ctlCore.createNamespacedResourceQuota({ namespace: other, body: quota('lp', copy), dryRun: 'All' })), 403, 'a ResourceQuota in a tenant namespace'),
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    // Reading the base: allowed everywhere.
+    assert.equal(await statusOf(() => ctlCore.listNamespacedResourceQuota({ namespace: tenant })), 200, 'list the base’s quotas');
+    assert.equal(await statusOf(() => ctlCore.listNamespacedLimitRange({ namespace: tenant })), 200, 'list the base’s limit ranges');
+    // Lifting a tenant's bound: refused by the API server though RBAC allows the verbs.
+    assert.equal(await statusOf(() => ctlCore.deleteNamespacedResourceQuota({ namespace: tenant, name: 'tenant-bound', dryRun: 'All' })), 403, 'delete a tenant’s quota');
+    assert.equal(
+      await statusOf(() => ctlCore.replaceNamespacedResourceQuota({ namespace: tenant, name: 'tenant-bound', body: { ...quota('tenant-bound', copy), spec: { hard: { pods: '500' } } }, dryRun: 'All' })),
+      403,
+      'raise a tenant’s quota',
+    );
+    const range = { metadata: { name: 'lp', labels: copy }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } };
+    for (const ns of ['sless-system', 'kube-system', other]) {
+      assert.equal(await statusOf(() => ctlCore.createNamespacedLimitRange({ namespace: ns, body: range, dryRun: 'All' })), 403, `a LimitRange in ${ns}`);
+    }
+    // In the preview namespace: its own copies, never the namespace's own objects nor an unlabelled one.
+    assert.equal(await statusOf(() => ctlCore.createNamespacedLimitRange({ namespace: preview, body: range, dryRun: 'All' })), 200, 'create a copy');
+    assert.equal(await statusOf(() => ctlCore.createNamespacedResourceQuota({ namespace: preview, body: quota('unlabelled'), dryRun: 'All' })), 403, 'create without managed-by=sless');
+    assert.equal(
+      await statusOf(() => ctlCore.replaceNamespacedResourceQuota({ namespace: preview, name: 'copied', body: { ...quota('copied', copy), spec: { hard: { pods: '7' } } }, dryRun: 'All' })),
+      200,
+      'update a copy',
+    );
+    assert.equal(await statusOf(() => ctlCore.deleteNamespacedResourceQuota({ namespace: preview, name: 'copied', dryRun: 'All' })), 200, 'delete a copy');
+    assert.equal(await statusOf(() => ctlCore.deleteNamespacedResourceQuota({ namespace: preview, name: 'preview-own', dryRun: 'All' })), 403, 'delete the preview’s own quota');
+    assert.equal(
+      await statusOf(() => ctlCore.replaceNamespacedResourceQuota({ namespace: preview, name: 'preview-own', body: quota('preview-own', copy), dryRun: 'All' })),
+      403,
+      'take over the preview’s own quota by labelling it',
+    );
+    // Nor can it make a tenant namespace a preview: it may not update or patch namespaces.
+    assert.equal(await statusOf(() => ctlCore.patchNamespace({ name: other, body: [{ op: 'add', path: '/metadata/labels', value: { 'sless.kube5s.ru/preview-of': tenant } }] })), 403, 'label a namespace');
+  });
+
   it('binds sless-tenant in a tenant namespace and then works there, and only there', async () => {
     assert.equal(await statusOf(() => ctlRbac.createNamespacedRoleBinding({ namespace: tenant, body: binding(tenant, TENANT_ROLE) })), 200);
     await eventually(async () => assert.equal(await statusOf(() => ctlCore.readNamespacedSecret({ namespace: tenant, name: 'db' })), 200));

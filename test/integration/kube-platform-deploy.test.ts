@@ -288,6 +288,13 @@ describe('deploy/', () => {
       // Preview namespaces go with their PR; RBAC cannot say which, so the admission policy
       // sless-controller-preview-namespaces refuses every other (kube-least-privilege.test.ts shows it).
       { verb: 'delete', resource: 'namespaces', namespace: '' },
+      // A preview's copies of its base's ResourceQuotas and LimitRanges; the admission policy
+      // sless-controller-preview-limits refuses writes outside preview namespaces (kube-least-privilege.test.ts).
+      { verb: 'list', resource: 'resourcequotas' },
+      { verb: 'list', resource: 'limitranges' },
+      { verb: 'create', resource: 'resourcequotas' },
+      { verb: 'update', resource: 'limitranges' },
+      { verb: 'delete', resource: 'resourcequotas' },
       { verb: 'create', resource: 'rolebindings.rbac.authorization.k8s.io' },
       { verb: 'bind', resource: 'clusterroles.rbac.authorization.k8s.io', name: 'sless-tenant', namespace: '' },
       { verb: 'create', resource: 'leases.coordination.k8s.io', namespace: 'sless-system' },
@@ -318,6 +325,9 @@ describe('deploy/', () => {
       { verb: 'update', resource: 'leases.coordination.k8s.io', name: 'someone-else', namespace: 'sless-system' },
       { verb: 'create', resource: 'leases.coordination.k8s.io' },
       { verb: 'create', resource: 'clusterroles.rbac.authorization.k8s.io', namespace: '' },
+      { verb: 'patch', resource: 'resourcequotas' },
+      { verb: 'deletecollection', resource: 'limitranges' },
+      { verb: 'update', resource: 'resourcequotas/status' },
     ];
     for (const a of denied) assert.equal(await canI(a), false, `may not ${a.verb} ${a.resource}`);
   });

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, RbacAuthorizationV1Api, type V1LimitRange, type V1ResourceQuota } from '@kubernetes/client-node';
 import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-platform.ts';
 import type { PlatformPreviews } from '../../src/platform/types.ts';
 import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
@@ -26,6 +26,10 @@ const fn = (name: string, version: string) => ({
   [`functions/${name}/function.yaml`]: 'runtime: nodejs20\n',
   [`functions/${name}/handler.js`]: `exports.handle = async () => ({ fn: '${name}', version: '${version}' });\n`,
 });
+
+const quota = (name: string, pods: string): V1ResourceQuota => ({ metadata: { name }, spec: { hard: { pods, 'count/configmaps': '40' } } });
+const limitRange = (name: string, cpu: string): V1LimitRange => ({ metadata: { name }, spec: { limits: [{ type: 'Container', _default: { cpu }, defaultRequest: { cpu } }] } });
+const COPY_LABELS = (base: string, number: number) => ({ 'app.kubernetes.io/managed-by': 'sless', 'sless.kube5s.ru/preview-of': base, 'sless.kube5s.ru/preview-number': String(number) });
 
 describe('previews on Kubernetes: pull requests → preview namespaces built by the controller', () => {
   let kit: Kit;
@@ -121,6 +125,9 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
       namespace: kit.ns,
       body: { metadata: { name: 'fns-git' }, type: 'sless.kube5s.ru/git-credentials', stringData: { token, webhookSecret: 'w' } },
     });
+    // The operator bounds the tenant: the previews must be bounded alike.
+    await core(kit.kc).createNamespacedResourceQuota({ namespace: kit.ns, body: quota('compute', '50') });
+    await core(kit.kc).createNamespacedLimitRange({ namespace: kit.ns, body: limitRange('defaults', '500m') });
     await kit.startController(undefined, { watchAll: true });
     const store = testS3Store();
     previews = new KubernetesPlatform({ kubeConfig: kit.kc, store, settings: platformSettings(store) }).previews;
@@ -180,6 +187,95 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
     const done = await status(head, (s) => s.status === 'success', 'success once alpha serves');
     assert.equal(done.description, '1 built, 2 from production');
     assert.equal((await kit.getFunction('alpha'))?.spec?.source?.revision !== head, true, 'production keeps main');
+  });
+
+  it("the base namespace's ResourceQuota and LimitRange: copied into the preview, kept equal at each reconcile, the preview's own never touched", async () => {
+    const api = core(kit.kc);
+    const readQuota = (ns: string, name: string) => api.readNamespacedResourceQuota({ namespace: ns, name }).catch((e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e)));
+    const readRange = (ns: string, name: string) => api.readNamespacedLimitRange({ namespace: ns, name }).catch((e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e)));
+    // Made by the first build, before its Function was applied.
+    const [q, r] = [await readQuota(ns1, 'compute'), await readRange(ns1, 'defaults')];
+    assert.deepEqual(q?.spec, (await readQuota(kit.ns, 'compute'))?.spec);
+    assert.deepEqual(r?.spec, (await readRange(kit.ns, 'defaults'))?.spec);
+    for (const o of [q, r]) assert.deepEqual(o?.metadata?.labels, COPY_LABELS(kit.ns, pr1));
+    // The preview namespace's own quota (an operator's policy engine puts one in every namespace), of a name the base then uses too.
+    const own = await api.createNamespacedResourceQuota({ namespace: ns1, body: quota('own', '3') });
+    await api.createNamespacedResourceQuota({ namespace: kit.ns, body: quota('own', '99') });
+    await api.replaceNamespacedResourceQuota({ namespace: kit.ns, name: 'compute', body: quota('compute', '40') });
+    await api.deleteNamespacedLimitRange({ namespace: kit.ns, name: 'defaults' });
+    // No delivery: the repository's next reconcile (interval 5s) brings the copies in step.
+    await eventually(
+      async () => {
+        assert.equal((await readQuota(ns1, 'compute'))?.spec?.hard?.pods, '40', 'the changed quota');
+        assert.equal(await readRange(ns1, 'defaults'), undefined, 'the deleted LimitRange’s copy');
+      },
+      { timeoutMs: 30_000 },
+    );
+    await api.deleteNamespacedResourceQuota({ namespace: kit.ns, name: 'own' });
+    await api.replaceNamespacedResourceQuota({ namespace: kit.ns, name: 'compute', body: quota('compute', '30') });
+    await eventually(async () => assert.equal((await readQuota(ns1, 'compute'))?.spec?.hard?.pods, '30'), { timeoutMs: 30_000 });
+    const ownAfter = await readQuota(ns1, 'own');
+    assert.equal(ownAfter?.metadata?.resourceVersion, own.metadata?.resourceVersion, 'the preview’s own quota was neither replaced nor deleted');
+    assert.deepEqual(ownAfter?.spec?.hard, own.spec?.hard);
+  });
+
+  it('a quota the API server refuses to copy stalls the preview, naming it, and applies none of its functions until the copy is made', async () => {
+    const api = core(kit.kc);
+    const admission = kit.kc.makeApiClient(AdmissionregistrationV1Api);
+    const name = `refuse-quota-${kit.ns}`;
+    // A real refusal: an admission policy refusing a ResourceQuota named `refused` in this test's preview namespaces.
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['resourcequotas'] }] },
+          validations: [{ expression: `object.metadata.name != 'refused' || !request.namespace.startsWith('${kit.ns}-pr-')`, message: 'refused by the test policy', reason: 'Forbidden' }],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({ body: { metadata: { name }, spec: { policyName: name, validationActions: ['Deny'] } } });
+    await eventually(
+      async () => {
+        const answer = await api.createNamespacedResourceQuota({ namespace: ns1, body: quota('refused', '1'), dryRun: 'All' }).then(() => 200, (e: { code?: number }) => e.code);
+        assert.equal(answer, 403, 'the policy is in force');
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    await api.createNamespacedResourceQuota({ namespace: kit.ns, body: quota('refused', '1') });
+    // An open preview: the next reconcile says so in its status.
+    await eventually(async () => assert.match((await entry(pr1))?.message ?? '', new RegExp(`ResourceQuotas and LimitRanges failed: cannot copy ResourceQuota ${kit.ns}/refused into the preview namespace ${ns1}: .*refused by the test policy`)), {
+      timeoutMs: 30_000,
+    });
+    // Gone from the base again: the message goes at the next reconcile; then it is back.
+    await api.deleteNamespacedResourceQuota({ namespace: kit.ns, name: 'refused' });
+    await eventually(async () => assert.equal((await entry(pr1))?.message, undefined), { timeoutMs: 30_000 });
+    await api.createNamespacedResourceQuota({ namespace: kit.ns, body: quota('refused', '1') });
+    // A push: the build stops before applying any function.
+    const before = await getCustom<FunctionResource>(customApi(kit.kc), ns1, 'functions', 'alpha');
+    const head = await wc.commit(fn('alpha', 'v3-pr'), 'alpha v3', 'change-alpha');
+    await deliver(pr1, 'synchronized', head);
+    await eventually(async () => assert.match((await entry(pr1))?.message ?? '', new RegExp(`^cannot copy ResourceQuota ${kit.ns}/refused into the preview namespace ${ns1}: `)), { timeoutMs: 30_000 });
+    assert.ok(kit.logs.some((l) => l.includes(`pull request #${pr1}: building the preview failed: cannot copy ResourceQuota ${kit.ns}/refused`)), 'a log line says which and where');
+    const during = await getCustom<FunctionResource>(customApi(kit.kc), ns1, 'functions', 'alpha');
+    assert.equal(during?.metadata?.generation, before?.metadata?.generation, 'alpha not applied while its quota is missing');
+    assert.notEqual(during?.spec?.source?.revision, head);
+    // The refusal lifted: the recorded delivery is built at the next reconcile, the copy first.
+    await admission.deleteValidatingAdmissionPolicyBinding({ name });
+    await admission.deleteValidatingAdmissionPolicy({ name });
+    await eventually(
+      async () => {
+        const e = await entry(pr1);
+        assert.equal(e?.head, head, JSON.stringify(e));
+        assert.equal(e?.message, undefined);
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.deepEqual((await api.readNamespacedResourceQuota({ namespace: ns1, name: 'refused' })).metadata?.labels, COPY_LABELS(kit.ns, pr1));
+    assert.equal((await getCustom<FunctionResource>(customApi(kit.kc), ns1, 'functions', 'alpha'))?.spec?.source?.revision, head);
+    await buildAndServe(ns1, 'alpha');
+    await api.deleteNamespacedResourceQuota({ namespace: kit.ns, name: 'refused' });
+    await eventually(async () => assert.equal(await api.readNamespacedResourceQuota({ namespace: ns1, name: 'refused' }).then(() => 200, (e: { code?: number }) => e.code), 404), { timeoutMs: 30_000 });
   });
 
   it('a second push rebuilds only what changed: beta is added, alpha untouched', async () => {

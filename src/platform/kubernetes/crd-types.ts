@@ -289,7 +289,7 @@ export interface FunctionRepositoryPreviewsItem {
   updatedAt: string;
   /** False until the pull request has been read and planned once. */
   planned: boolean;
-  /** Why the last plan failed (head unreadable), when it did. */
+  /** Why the last plan failed (head unreadable, a quota copy refused), when it did. */
   message?: string;
   /** Every function of the head and the merge base, from the preview plan. */
   functions?: PreviewFunctionItem[];

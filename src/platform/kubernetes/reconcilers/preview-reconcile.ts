@@ -4,12 +4,14 @@
 //      leader knows (the open previews of status.previews, the namespaces): ignore, refuse (a failed
 //      `sless/preview` status), remove (the namespace), or build;
 //   2. a build reads the PR's head and merge base (the same reader as `sless dev`, preview-source.ts),
-//      plans per folder (planPreview), creates `<ns>-pr-<N>` with the base's tenant rules, and applies,
+//      plans per folder (planPreview), creates `<ns>-pr-<N>` with the base's tenant rules and copies of its
+//      ResourceQuotas and LimitRanges (preview-limits-copy.ts; before any function: none runs unbounded), and applies,
 //      with the same per-folder apply as the watched branch (sync-apply.ts), only the functions the PR
 //      changes; what it no longer changes is pruned. A second push rebuilds only what changed again;
-//   3. previews past their ttl (all of them once previews are turned off) are removed; removing a preview
+//   3. every other open preview's quota copies follow the base again (an operator changed a quota);
+//   4. previews past their ttl (all of them once previews are turned off) are removed; removing a preview
 //      deletes its namespace, then starts the Job that deletes its images (preview-images.ts);
-//   4. `sless/preview` goes to the PR head as the built Functions' phases change.
+//   5. `sless/preview` goes to the PR head as the built Functions' phases change.
 // A delivery stays recorded until it is handled (a failed read is retried at the next reconcile).
 import type { FunctionDeployState } from '../../../commit-status/decide-commit-status.ts';
 import { manifestCapsOf } from '../../../manifest/defaults.ts';
@@ -28,6 +30,8 @@ import { pruneOwned, type LiveObjects, type SyncApply } from './sync-apply.ts';
 import { isPreviewObject, previewObjects, type PreviewIdentity } from '../previews/preview-objects.ts';
 import { PreviewImages } from './preview-images.ts';
 import { PreviewNamespaces } from './preview-namespaces.ts';
+import { PreviewLimitsCopy } from './preview-limits-copy.ts';
+import type { LimitCopyPlan, LimitObject } from '../previews/preview-limits.ts';
 import { expiredPreviews, nextExpiryMs, previewRequests, type PreviewEntry, type PreviewRequest } from '../previews/preview-requests.ts';
 
 export interface PreviewsReconciled {
@@ -36,6 +40,9 @@ export interface PreviewsReconciled {
   /** Look again by then (the next ttl expiry). */
   readonly requeueAfterMs?: number;
 }
+
+/** Begins status.previews[].message when an open preview's quota copies could not follow the base (cleared once they do). */
+const LIMITS_FAILED = 'keeping the base namespace\'s ResourceQuotas and LimitRanges failed: ';
 
 interface Tracked {
   readonly repo: RepositoryResource;
@@ -46,6 +53,7 @@ interface Tracked {
 export class PreviewReconcile {
   private readonly namespaces: PreviewNamespaces;
   private readonly images: PreviewImages;
+  private readonly limits: PreviewLimitsCopy;
   private readonly readers = new Map<string, { fingerprint: string; reader: PreviewReader }>();
   /** The built previews whose `sless/preview` status follows their Functions, by preview namespace. */
   private readonly tracked = new Map<string, Tracked>();
@@ -64,6 +72,7 @@ export class PreviewReconcile {
   ) {
     this.namespaces = new PreviewNamespaces(ctx);
     this.images = new PreviewImages(ctx);
+    this.limits = new PreviewLimitsCopy(ctx.kube.core);
   }
 
   /** Whether the repository needs the finalizer that removes its previews (a Namespace cannot be owned by it). */
@@ -77,6 +86,8 @@ export class PreviewReconcile {
     const settings = previewSettingsOf(repo.spec?.previews);
     const entries = new Map((this.known.get(key) ?? repo.status?.previews ?? []).map((e) => [e.number, e]));
     const handled: PreviewRequest[] = [];
+    /** The previews a delivery was handled for in this reconcile: their copies were made by build(). */
+    const attempted = new Set<number>();
     for (const request of previewRequests(repo.metadata?.annotations)) {
       if ('error' in settings) break;
       const id: PreviewIdentity = { namespace, repository: name, number: request.number };
@@ -107,6 +118,7 @@ export class PreviewReconcile {
         const known = entries.get(d.number);
         const entry: PreviewEntry = { ...(known ?? { planned: false, head: d.head }), number: d.number, namespace: d.namespace, branch: d.branch, updatedAt: request.at };
         entries.set(d.number, entry);
+        attempted.add(d.number);
         try {
           entries.set(d.number, await this.build(repo, entry, id, settings));
           handled.push(request);
@@ -133,6 +145,7 @@ export class PreviewReconcile {
       await this.remove(e, { namespace, repository: name, number: e.number });
       entries.delete(e.number);
     }
+    await this.followLimits(namespace, name, entries, attempted);
     await this.forgetHandled(repo, handled);
     const previews = [...entries.values()].sort((a, b) => a.number - b.number);
     this.known.set(key, previews);
@@ -187,6 +200,48 @@ export class PreviewReconcile {
     return removed;
   }
 
+  /**
+   * The open previews' copies of the base's ResourceQuotas and LimitRanges follow the base (changed, added,
+   * deleted since the preview's last push): one read of the base for all of them. A failure is logged and
+   * said in the preview's status message (its functions keep the copies they had), tried again next time.
+   */
+  private async followLimits(namespace: string, repository: string, entries: Map<number, PreviewEntry>, skip: ReadonlySet<number>): Promise<void> {
+    const open = [...entries.values()].filter((e) => e.planned && !skip.has(e.number));
+    if (open.length === 0) return;
+    let base: LimitObject[] | Error;
+    try {
+      base = await this.limits.list(namespace, 'to copy them into its previews');
+    } catch (err) {
+      base = err as Error;
+    }
+    for (const e of open) {
+      try {
+        if (base instanceof Error) throw base;
+        await this.copyLimits({ namespace, repository, number: e.number }, e.namespace, base);
+        if (e.message?.startsWith(LIMITS_FAILED)) {
+          const { message: _healed, ...rest } = e;
+          entries.set(e.number, rest);
+        }
+      } catch (err) {
+        const message = `${LIMITS_FAILED}${err instanceof Error ? err.message : String(err)}`;
+        this.ctx.logger.warn(`preview ${e.namespace}: ${message}; retrying at the next reconcile`);
+        entries.set(e.number, { ...e, message });
+      }
+    }
+  }
+
+  /** Copies the base's ResourceQuotas and LimitRanges (`base`, else read now) into the preview namespace. */
+  private async copyLimits(id: PreviewIdentity, previewNs: string, base?: readonly LimitObject[], opts: { readonly sayKept?: boolean } = {}): Promise<void> {
+    const plan = await this.limits.sync(base ?? (await this.limits.list(id.namespace, `to copy them into ${previewNs}`)), previewNs, id);
+    const names = (list: LimitCopyPlan['kept']) => list.map((o) => `${o.kind} ${o.name}`).join(', ');
+    const done = [['created', plan.create], ['updated', plan.update], ['deleted', plan.delete]] as const;
+    const said = done.filter(([, list]) => list.length > 0).map(([verb, list]) => `${verb} ${names(list)}`);
+    if (said.length > 0) this.ctx.logger.info(`preview ${previewNs}: copies of ${id.namespace}'s quotas and limit ranges ${said.join('; ')}`);
+    if (opts.sayKept && plan.kept.length > 0) {
+      this.ctx.logger.info(`preview ${previewNs}: ${names(plan.kept)} of ${id.namespace} not copied: the preview namespace holds its own of that name (not labelled app.kubernetes.io/managed-by=sless)`);
+    }
+  }
+
   /** Reads, plans and applies one preview; answers its planned entry. */
   private async build(repo: RepositoryResource, entry: PreviewEntry, id: PreviewIdentity, settings: PreviewSettings): Promise<PreviewEntry> {
     const ctx = this.ctx;
@@ -196,6 +251,8 @@ export class PreviewReconcile {
     const cap = ctx.settings.limits.functionsPerNamespace;
     if (plan.build.length > cap) throw new Error(`the pull request changes ${plan.build.length} functions, more than the ${cap} one namespace may hold (SLESS_MAX_FUNCTIONS_PER_NAMESPACE)`);
     await this.namespaces.ensure(previewNs, id);
+    // Before any of its functions is applied: a preview never runs unbounded by its base's quotas.
+    await this.copyLimits(id, previewNs, undefined, { sayKept: true });
     if (ctx.settings.imagePullSecrets.length > 0) await this.namespaces.copySecrets(id.namespace, previewNs, ctx.settings.imagePullSecrets, { pullSecrets: true });
     if (settings.secrets === 'inherit') {
       await this.namespaces.copySecrets(id.namespace, previewNs, plan.build.flatMap((f) => f.manifest?.envFromSecrets ?? []));
