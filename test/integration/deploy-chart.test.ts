@@ -67,7 +67,10 @@ async function renderChart(args: readonly string[] = []): Promise<Obj[]> {
 async function dryRun(objects: readonly Obj[], dir: string, name: string): Promise<{ stdout: string; stderr: string }> {
   const file = path.join(dir, `${name}.json`);
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  return kubectl(['apply', '--dry-run=server', '--server-side', '--field-manager', 'sless-deploy-chart-test', '-f', file]);
+  // --force-conflicts: cluster-scoped objects (ClusterRoles, admission policies) may already be applied by
+  // another test file sharing the API server (kube-platform-deploy.test.ts) under its own field manager;
+  // a dry run asks only whether the server accepts these objects, not who owns their fields.
+  return kubectl(['apply', '--dry-run=server', '--server-side', '--force-conflicts', '--field-manager', 'sless-deploy-chart-test', '-f', file]);
 }
 
 describe('deploy/chart and deploy/quickstart', () => {
