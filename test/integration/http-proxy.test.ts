@@ -215,12 +215,12 @@ describe('the /fn proxy', async () => {
     await small.app.close();
   });
 
-  it('streams a 50 MB body up and back down with flat memory in the proxy process', async (t) => {
+  it('streams a 100 MB body up and back down with flat memory in the proxy process', async (t) => {
     const mirror = await upstream((req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       req.pipe(res);
     });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/proxy-child.ts', mirror.url], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/proxy-child.ts', mirror.url, String(256 * 1024 * 1024)], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -246,16 +246,17 @@ describe('the /fn proxy', async () => {
       await send(30 * 1024 * 1024);
       child.stdin.write('reset\n');
       await next();
-      const total = 50 * 1024 * 1024;
+      const total = 100 * 1024 * 1024;
       const { res, received } = await send(total);
       assert.equal(res.status, 200);
       assert.equal(received, total);
       child.stdin.write('rss\n');
       const { baseline = 0, peak = 0 } = await next();
       const growthMb = (peak - baseline) / 1024 / 1024;
-      t.diagnostic(`proxy RSS growth during 50 MB up + 50 MB down: ${growthMb.toFixed(1)} MB`);
-      // Buffering either direction would need 50 MB more; streaming stays far below.
-      assert.ok(growthMb < 20, `the proxy's RSS grew by ${growthMb.toFixed(1)} MB while 50 MB went up and back`);
+      t.diagnostic(`proxy RSS growth during 100 MB up + 100 MB down: ${growthMb.toFixed(1)} MB`);
+      // Buffering either direction would need 100 MB more; streaming stays far below. What streaming does
+      // grow by is garbage not yet collected: 7 MB on a quiet machine, 22 MB in a loaded CI run (of 50 MB).
+      assert.ok(growthMb < 40, `the proxy's RSS grew by ${growthMb.toFixed(1)} MB while 100 MB went up and back`);
     } finally {
       child.kill();
       await mirror.close();

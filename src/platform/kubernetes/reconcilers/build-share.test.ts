@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import { LABELS } from '../objects/meta.ts';
-import { BuildReservations, BuildWaiters, buildShare, buildsInCache, RESERVATION_TTL_MS } from './build-share.ts';
+import { BuildReservations, BuildWaiters, buildShare, buildsInCache, CREATE_SEEN_WITHIN_MS, RESERVATION_TTL_MS } from './build-share.ts';
 
 const BUILDS = 'sless-builds';
 
@@ -65,6 +65,19 @@ describe('a namespace’s share of builds', () => {
     assert.equal(slots.running(none, 'team', 1), 0, 'a released slot (no context yet, an error) is free');
     slots.take(none, 'team', 'build-c', 2, 0);
     assert.equal(slots.running(none, 'team', RESERVATION_TTL_MS), 0, 'a Job the cache never shows stops counting after the TTL');
+  });
+});
+
+describe('a build Job this controller just created', () => {
+  it('is known as started until the cache shows it or released, and for CREATE_SEEN_WITHIN_MS at most', () => {
+    const slots = new BuildReservations();
+    assert.equal(slots.startedUnseen('team', 'build-a', 0), false);
+    assert.equal(slots.take(inCache([], 'team'), 'team', 'build-a', 3, 0).start, true);
+    assert.equal(slots.startedUnseen('team', 'build-a', 1_000), true, 'the next reconcile waits for the cache');
+    assert.equal(slots.startedUnseen('other', 'build-a', 1_000), false);
+    assert.equal(slots.startedUnseen('team', 'build-a', CREATE_SEEN_WITHIN_MS), false, 'a Job never seen is created again (409 if it exists)');
+    slots.release('team', 'build-a'); // the cache shows it now
+    assert.equal(slots.startedUnseen('team', 'build-a', 1_000), false);
   });
 });
 

@@ -19,6 +19,12 @@ export const BUILD_QUEUED_RECHECK_MS = 30_000;
 /** How long a build started here counts without its Job in the cache (a Job deleted at once never shows). */
 export const RESERVATION_TTL_MS = 60_000;
 
+/**
+ * How long a Job created here is taken as "not in the cache yet" rather than gone: watch events arrive in
+ * milliseconds, in seconds on a loaded API server. Past it a reconcile creates again (a 409 if it exists).
+ */
+export const CREATE_SEEN_WITHIN_MS = 15_000;
+
 /** What the Job cache shows of one namespace's builds: how many run, and whether a Job of a name is there. */
 export interface BuildsInCache {
   readonly running: number;
@@ -64,7 +70,16 @@ export class BuildReservations {
     return share;
   }
 
-  /** The build did not start after all (no context yet, an error, a Job still being deleted). */
+  /**
+   * Whether this controller started the build Job `jobName` a moment ago and the cache does not show it yet:
+   * the Function's next reconcile waits for the cache rather than creating it again (one 409 per lagging look).
+   */
+  startedUnseen(namespace: string, jobName: string, nowMs: number): boolean {
+    const at = this.byNamespace.get(namespace)?.get(jobName);
+    return at !== undefined && nowMs - at < CREATE_SEEN_WITHIN_MS;
+  }
+
+  /** The build did not start after all (no context yet, an error, a Job still being deleted), or the cache shows its Job now. */
   release(namespace: string, jobName: string): void {
     const mine = this.byNamespace.get(namespace);
     mine?.delete(jobName);

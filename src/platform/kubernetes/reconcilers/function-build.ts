@@ -89,8 +89,13 @@ export class FunctionBuilds {
     }
 
     const fnKey = `${namespace}/${name}`;
-    if (job) this.waiters.done(namespace, fnKey);
-    else {
+    if (job) {
+      this.waiters.done(namespace, fnKey);
+      this.reservations.release(namespace, jobName);
+    } else if (this.reservations.startedUnseen(namespace, jobName, Date.now())) {
+      // Created by this controller a moment ago; its watch event has not arrived (a loaded API server).
+      return { kind: 'waiting', result: { ...building(fn, jobName, buildNs, url), requeueAfterMs: 1_000 } };
+    } else {
       const cap = ctx.settings.limits.buildsPerNamespace;
       const share = this.reservations.take(buildsInCache(ctx.caches.jobs, buildNs, namespace), namespace, jobName, cap, Date.now());
       if (!share.start) {
@@ -193,6 +198,7 @@ export class FunctionBuilds {
 
   /** Deletes a finished build Job so that the next reconcile creates it again. */
   private async discard(fn: FunctionResource, job: V1Job): Promise<void> {
+    this.reservations.release(fn.metadata?.namespace ?? '', job.metadata?.name ?? '');
     this.discarded.set(`${fn.metadata?.namespace ?? ''}/${fn.metadata?.name ?? ''}`, job.metadata?.uid ?? '');
     await this.ctx.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', metadata: job.metadata ?? {} });
   }
