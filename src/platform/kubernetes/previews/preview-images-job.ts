@@ -1,4 +1,4 @@
-// What removing a preview's images takes (docs/previews.md "Removal"). Pure.
+// What deleting a preview's images takes, when the preview goes or a push prunes functions from it (docs/previews.md "Removal"). Pure.
 // A preview's builds push to the repositories of their functions in the preview namespace, as every build
 // does (build-job.ts): `<registry>/<ns>-pr-<N>-<fn>` (the images), `/cache` (kaniko's layer cache) and
 // `/deps` (dependencies images). The controller holds no registry credential and reads no registry, so
