@@ -12,20 +12,14 @@ import { KubernetesPlatform } from '../../src/platform/kubernetes/kubernetes-pla
 import type { PlatformPreviews } from '../../src/platform/types.ts';
 import type { FunctionResource } from '../../src/platform/kubernetes/objects/resources.ts';
 import { readPullRequest } from '../../src/webhook/pull-request.ts';
-import { GiteaApi, giteaFromEnv, WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
+import { WorkingCopy, type CommitStatusRecord } from '../helpers/gitea-api.ts';
 import { eventually, getCustom } from '../helpers/kube.ts';
 import { markJobSucceeded } from '../helpers/kube-harness.ts';
 import { batchApi, core, customApi, DIGEST_A, patchCustom, setupKit, sharedS3, type Kit } from './kube-controller-kit.ts';
 import { platformSettings, testS3Store } from './kube-platform-kit.ts';
+import { deletedRepositories, deliverPullRequest, fn, openPullRequest, previewImageJobs, previewRepositories as repositoriesIn, previewsGitea } from './kube-previews-kit.ts';
 
-const env = giteaFromEnv();
-if (!env) throw new Error('this test needs the gitea test service: SLESS_TEST_SERVICES=kube,s3,git,gitea (built by .ci/install.d/40-gitea.sh)');
-const api = new GiteaApi(env);
-
-const fn = (name: string, version: string) => ({
-  [`functions/${name}/function.yaml`]: 'runtime: nodejs20\n',
-  [`functions/${name}/handler.js`]: `exports.handle = async () => ({ fn: '${name}', version: '${version}' });\n`,
-});
+const api = previewsGitea();
 
 const quota = (name: string, pods: string): V1ResourceQuota => ({ metadata: { name }, spec: { hard: { pods, 'count/configmaps': '40' } } });
 const limitRange = (name: string, cpu: string): V1LimitRange => ({ metadata: { name }, spec: { limits: [{ type: 'Container', _default: { cpu }, defaultRequest: { cpu } }] } });
@@ -38,26 +32,8 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
   /** What /hooks hands a verified pull-request delivery to on any replica. */
   let previews: PlatformPreviews;
 
-  /**
-   * Gitea's delivery of `action` for PR `number`: its pull request JSON as Gitea has it once it has taken
-   * in the push of `head` (Gitea updates a PR's head in the background, and delivers only then).
-   */
-  const deliver = async (number: number, action: string, head?: string) => {
-    const pr = await eventually(
-      async () => {
-        const p = await api.call<{ head?: { sha?: string } } & Record<string, unknown>>('GET', `/repos/${repo.fullName}/pulls/${number}`);
-        if (head && p.head?.sha !== head) throw new Error(`Gitea has not taken in ${head} for #${number} yet`);
-        return p;
-      },
-      { timeoutMs: 30_000, intervalMs: 200 },
-    );
-    const event = readPullRequest('gitea', { action, number, pull_request: pr });
-    if ('error' in event) throw new Error(event.error);
-    return previews.pullRequest(kit.ns, 'fns', event, 'test delivery');
-  };
-  // Gitea takes in a pushed branch in the background: a PR for it may be refused (404) for a moment.
-  const openPr = async (branch: string) =>
-    (await eventually(() => api.call<{ number: number }>('POST', `/repos/${repo.fullName}/pulls`, { head: branch, base: 'main', title: branch }), { timeoutMs: 30_000, intervalMs: 250 })).number;
+  const deliver = (number: number, action: string, head?: string) => deliverPullRequest({ api, fullName: repo.fullName, previews, namespace: kit.ns }, number, action, head);
+  const openPr = (branch: string) => openPullRequest(api, repo.fullName, branch);
   const status = (sha: string, done: (s: CommitStatusRecord) => boolean, what: string) =>
     eventually(
       async () => {
@@ -78,22 +54,10 @@ describe('previews on Kubernetes: pull requests → preview namespaces built by 
       },
       { timeoutMs: 60_000 },
     );
-  /** The repositories the Job deleting the images of preview `number` empties, registry left out (it never runs here: no node). */
+  /** The repositories the Job deleting the images of preview `number` empties (the only such Job: these previews prune no function). */
   const imagesDeleted = (number: number) =>
-    eventually(
-      async () => {
-        const selector = `sless.kube5s.ru/component=preview-images,sless.kube5s.ru/preview-of=${kit.ns},sless.kube5s.ru/preview-number=${number}`;
-        const [job] = (await batchApi(kit.kc).listNamespacedJob({ namespace: kit.buildNs, labelSelector: selector })).items;
-        const args = job?.spec?.template.spec?.containers[0]?.args;
-        if (!args) throw new Error(`no Job deleting the images of preview #${number}`);
-        assert.equal(args[0], 'delete');
-        return args.filter((_, i) => args[i - 1] === '-repository').map((r) => r.slice(r.lastIndexOf('/', r.indexOf(`${kit.ns}-pr-`)) + 1));
-      },
-      { timeoutMs: 30_000 },
-    );
-  /** Image, layer cache and dependencies images of each function in preview `number`. */
-  const previewRepositories = (number: number, names: string[]) =>
-    names.flatMap((n) => [`${kit.ns}-pr-${number}-${n}`, `${kit.ns}-pr-${number}-${n}/cache`, `${kit.ns}-pr-${number}-${n}/deps`]);
+    eventually(async () => deletedRepositories((await previewImageJobs(kit.kc, kit.buildNs, kit.ns, number))[0], kit.ns), { timeoutMs: 30_000 });
+  const previewRepositories = (number: number, names: string[]) => repositoriesIn(`${kit.ns}-pr-${number}`, names);
   const setTtl = (ttl: string) =>
     patchCustom(kit, 'functionrepositories', 'fns', [{ op: 'replace', path: '/spec/previews/ttl', value: ttl }]);
   const buildAndServe = async (ns: string, name: string) => {

@@ -4,9 +4,12 @@ import { testControllerSettings } from '../../../../test/helpers/controller-sett
 import { buildJob } from '../objects/build-job.ts';
 import {
   PREVIEW_IMAGES_COMPONENT,
+  previewBuildJobs,
   previewImageRepositories,
   previewImagesJob,
   previewImagesJobName,
+  pruneIncarnation,
+  removalIncarnation,
 } from './preview-images-job.ts';
 
 const settings = testControllerSettings({ registrySecretName: 'push-creds' });
@@ -116,5 +119,44 @@ describe("the Job that deletes a preview's images", () => {
     assert.match(name, /^images-team-pr-7-[0-9a-f]{10}$/);
     assert.notEqual(previewImagesJobName('team-pr-7', 'def/2026-12-06T11:00:00Z'), name);
     assert.ok(previewImagesJobName(`${'n'.repeat(58)}-pr-7`, 'x').length <= 63);
+  });
+});
+
+describe('the Jobs of a prune (functions a push dropped from the preview) beside the removal’s', () => {
+  const at = '2026-12-06T10:00:00Z';
+  const name = (incarnation: string) => previewImagesJobName('team-pr-7', incarnation);
+
+  it('a prune never takes the name of the removal at the same head and delivery', () => {
+    assert.notEqual(name(pruneIncarnation('abc', at, ['api'])), name(removalIncarnation({ head: 'abc', updatedAt: at })));
+    assert.equal(removalIncarnation({ head: 'abc', updatedAt: at }), `abc/${at}`);
+    assert.equal(removalIncarnation({}), '/');
+  });
+
+  it('one name per delivery and set of functions: a retry of the same build finds its Job, the function dropped again at a later delivery gets another', () => {
+    assert.equal(name(pruneIncarnation('abc', at, ['web', 'api', 'api'])), name(pruneIncarnation('abc', at, ['api', 'web'])));
+    assert.notEqual(name(pruneIncarnation('abc', '2026-12-06T11:00:00Z', ['api'])), name(pruneIncarnation('abc', at, ['api'])));
+    assert.notEqual(name(pruneIncarnation('abc', at, ['web'])), name(pruneIncarnation('abc', at, ['api'])));
+  });
+});
+
+describe("a preview's build Jobs to stop", () => {
+  const build = (namespace: string, name: string) =>
+    buildJob(settings, { namespace, name, buildKey: `${name}-${'k'.repeat(60)}`, contextUrl: 'http://s3/ctx', kind: 'dependencies' });
+  const jobs = [
+    build('team-pr-7', 'api'),
+    build('team-pr-7', 'web'),
+    build('team', 'api'), // production's
+    build('team-pr-8', 'api'), // another preview's
+    previewImagesJob(settings, { previewNamespace: 'team-pr-7', preview, repositories: ['r'], incarnation: 'x' }),
+  ];
+  const names = (list: readonly { metadata?: { labels?: Record<string, string> } }[]) => list.map((j) => j.metadata?.labels?.['sless.kube5s.ru/function']);
+
+  it('the preview goes: every build of its namespace, never another namespace’s nor an images Job', () => {
+    assert.deepEqual(names(previewBuildJobs(jobs, 'team-pr-7')), ['api', 'web']);
+  });
+
+  it('functions pruned: only their builds', () => {
+    assert.deepEqual(names(previewBuildJobs(jobs, 'team-pr-7', new Set(['web']))), ['web']);
+    assert.deepEqual(previewBuildJobs(jobs, 'team-pr-7', new Set()), []);
   });
 });

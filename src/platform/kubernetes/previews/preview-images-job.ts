@@ -1,4 +1,4 @@
-// What removing a preview's images takes (docs/previews.md "Removal"). Pure.
+// What deleting a preview's images takes, when the preview goes or a push prunes functions from it (docs/previews.md "Removal"). Pure.
 // A preview's builds push to the repositories of their functions in the preview namespace, as every build
 // does (build-job.ts): `<registry>/<ns>-pr-<N>-<fn>` (the images), `/cache` (kaniko's layer cache) and
 // `/deps` (dependencies images). The controller holds no registry credential and reads no registry, so
@@ -80,6 +80,33 @@ export interface PreviewImagesJobInput {
 
 export function previewImagesJobName(previewNamespace: string, incarnation: string): string {
   return dnsLabel(['images', previewNamespace, shortHash(`${previewNamespace}/${incarnation}`, 10)], 63);
+}
+
+/** The incarnation of a preview's removal: its last head and the time of its last delivery. */
+export function removalIncarnation(entry: { readonly head?: string; readonly updatedAt?: string }): string {
+  return `${entry.head ?? ''}/${entry.updatedAt ?? ''}`;
+}
+
+/**
+ * The incarnation of a prune: the delivery (`updatedAt`) whose build pruned the functions `names` at `head`.
+ * Never a removal's (those begin with a commit or '/'); another delivery pruning the same function (added
+ * again, dropped again) gets its own Job, and a retry of one delivery's build finds the Job it started.
+ */
+export function pruneIncarnation(head: string, updatedAt: string | undefined, names: Iterable<string>): string {
+  return `prune/${updatedAt ?? ''}/${head}/${[...new Set(names)].sort().join(',')}`;
+}
+
+/**
+ * The build Jobs of the preview's functions in the build namespace, running or finished: those of every
+ * function (`names` left out: the preview goes), or of the functions `names` (pruned from it). A running one
+ * would push after the deletion and leave its image; a finished one would give a function added again the
+ * digest of an image just deleted rather than a new build (function-build.ts reads a finished Job's digest).
+ */
+export function previewBuildJobs(jobs: readonly V1Job[], previewNamespace: string, names?: ReadonlySet<string>): V1Job[] {
+  return jobs.filter((j) => {
+    const labels = j.metadata?.labels ?? {};
+    return labels[LABELS.component] === 'build' && labels[LABELS.functionNamespace] === previewNamespace && (!names || names.has(labels[LABELS.function] ?? ''));
+  });
 }
 
 /**

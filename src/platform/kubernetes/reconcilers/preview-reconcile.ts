@@ -7,7 +7,8 @@
 //      plans per folder (planPreview), creates `<ns>-pr-<N>` with the base's tenant rules and copies of its
 //      ResourceQuotas and LimitRanges (preview-limits-copy.ts; before any function: none runs unbounded), and applies,
 //      with the same per-folder apply as the watched branch (sync-apply.ts), only the functions the PR
-//      changes; what it no longer changes is pruned. A second push rebuilds only what changed again;
+//      changes; what it no longer changes is pruned, and a pruned Function's images are deleted at once
+//      (preview-images.ts). A second push rebuilds only what changed again;
 //   3. every other open preview's quota copies follow the base again (an operator changed a quota);
 //   4. previews past their ttl (all of them once previews are turned off) are removed; removing a preview
 //      deletes its namespace, then starts the Job that deletes its images (preview-images.ts);
@@ -26,9 +27,10 @@ import { ownedByRepository } from '../objects/drift.ts';
 import type { FunctionResource, RepositoryResource } from '../objects/resources.ts';
 import { gitTargets, type RepositorySources } from './repository-sources.ts';
 import { splitKey, type ReconcileContext } from './reconcile-context.ts';
-import { pruneOwned, type LiveObjects, type SyncApply } from './sync-apply.ts';
+import { pruneOwned, type LiveObjects, type PrunedObject, type SyncApply } from './sync-apply.ts';
 import { isPreviewObject, previewObjects, type PreviewIdentity } from '../previews/preview-objects.ts';
 import { PreviewImages } from './preview-images.ts';
+import { pruneIncarnation, removalIncarnation } from '../previews/preview-images-job.ts';
 import { PreviewNamespaces } from './preview-namespaces.ts';
 import { PreviewLimitsCopy } from './preview-limits-copy.ts';
 import type { LimitCopyPlan, LimitObject } from '../previews/preview-limits.ts';
@@ -191,7 +193,7 @@ export class PreviewReconcile {
     const held = this.ctx.caches.functions.list(e.namespace).filter((f) => isPreviewObject(f.metadata?.labels, id));
     const names = [...(e.functions ?? []).map((f) => f.name), ...held.map((f) => f.metadata?.name ?? '')];
     const removed = await this.namespaces.remove(e.namespace, id);
-    await this.images.remove(e.namespace, id, names, `${e.head ?? ''}/${e.updatedAt ?? ''}`);
+    await this.images.remove(e.namespace, id, names, removalIncarnation(e));
     // Its branch's ref in the repository's previews cache (another open PR of the same branch fetches it again).
     const reader = this.readers.get(`${id.namespace}/${id.repository}`)?.reader;
     if (e.branch && reader) {
@@ -269,7 +271,14 @@ export class PreviewReconcile {
       previewObjects(o, id, settings),
     );
     const kinds = [['Function', owned.functions], ['Trigger', owned.triggers], ['FunctionJob', owned.jobs]] as const;
-    await pruneOwned(ctx.kube, previewNs, kinds, applied.wanted, applied.keep);
+    const pruned: PrunedObject[] = [];
+    try {
+      await pruneOwned(ctx.kube, previewNs, kinds, applied.wanted, applied.keep, pruned);
+    } finally {
+      // A pruned Function drops out of the status, so the preview's removal would never name its images: they go now.
+      const names = pruned.filter((o) => o.kind === 'Function').map((o) => o.name);
+      if (names.length > 0) await this.images.pruned(previewNs, id, names, pruneIncarnation(read.headCommit, entry.updatedAt, names));
+    }
     const errors = new Map(applied.statusFunctions.filter((f) => f.error).map((f) => [f.name, f.error as string]));
     const functions: PreviewFunctionItem[] = plan.functions.map((f) => {
       const error = f.error ?? errors.get(f.name);

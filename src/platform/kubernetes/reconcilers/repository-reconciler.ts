@@ -251,7 +251,7 @@ export class RepositoryReconciler implements Reconciler<RepositoryResource, Repo
     /** Functions whose objects must stay as they are: what broken folders protect, names taken by others, failed uploads. */
     const keep = new Set([...scope.kept, ...applied.keep]);
     const kinds = [['Function', owned.functions], ['Trigger', owned.triggers], ['FunctionJob', owned.jobs]] as const;
-    const pruned = spec.prune === false ? 0 : await pruneOwned(ctx.kube, namespace, kinds, applied.wanted, keep);
+    const pruned = spec.prune === false ? 0 : (await pruneOwned(ctx.kube, namespace, kinds, applied.wanted, keep)).length;
 
     statusFunctions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const status = { revision, lastSyncTime: lastSyncTime(repo, revision, new Date(current.now), intervalMs), functions: statusFunctions };

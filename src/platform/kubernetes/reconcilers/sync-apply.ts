@@ -186,25 +186,33 @@ export class SyncApply {
   }
 }
 
+/** An object pruneOwned removed. */
+export interface PrunedObject {
+  readonly kind: 'Function' | 'Trigger' | 'FunctionJob';
+  readonly name: string;
+}
+
 /**
  * Removes the objects a repository owns that no function of the sync wants, unless they belong to a
  * function kept as it is (`keep`: see plan/plan-changes.ts scopeOfSync) or are being deleted already.
- * Answers how many it removed.
+ * Answers what it removed, appended to `pruned`: a caller that acts on what went (a preview deletes the
+ * images of its pruned Functions) passes its own list and sees those removed before a later delete threw.
  */
 export async function pruneOwned(
   kube: Pick<ReconcileContext['kube'], 'delete'>,
   namespace: string,
-  owned: ReadonlyArray<readonly [kind: 'Function' | 'Trigger' | 'FunctionJob', list: readonly Resource<unknown, unknown>[]]>,
+  owned: ReadonlyArray<readonly [kind: PrunedObject['kind'], list: readonly Resource<unknown, unknown>[]]>,
   wanted: ReadonlySet<string>,
   keep: ReadonlySet<string>,
-): Promise<number> {
-  let pruned = 0;
+  pruned: PrunedObject[] = [],
+): Promise<PrunedObject[]> {
   for (const [kind, list] of owned) {
     for (const obj of list) {
-      const fnName = obj.metadata?.labels?.[LABELS.function] ?? obj.metadata?.name ?? '';
-      if (wanted.has(`${kind}/${obj.metadata?.name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
-      await kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name: obj.metadata?.name, namespace } });
-      pruned++;
+      const name = obj.metadata?.name ?? '';
+      const fnName = obj.metadata?.labels?.[LABELS.function] ?? name;
+      if (wanted.has(`${kind}/${name}`) || keep.has(fnName) || obj.metadata?.deletionTimestamp) continue;
+      await kube.delete({ apiVersion: obj.apiVersion, kind, metadata: { name, namespace } });
+      pruned.push({ kind, name });
     }
   }
   return pruned;
