@@ -124,8 +124,11 @@ describe('previews on Kubernetes: a function pruned from a preview has its image
     assert.deepEqual((await buildJobs('alpha')).map((j) => j.metadata?.name).sort(), alphaBuilds, "alpha's builds go on");
     assert.ok(kit.logs.some((l) => l.includes(previewNs) && l.includes('gamma kept')), 'a log line says gamma’s images are kept, and why');
     // The builds are stopped by the prune or, first, by the pruned Functions' finalizers: either way before the Job is created.
-    const said = kit.logs.find((l) => l.includes(`the images of delta, gamma, pruned from preview ${previewNs} (pull request #${pr}): deleting 3 repositories' tags`));
-    assert.match(said ?? '', /\(Job [^ ]+\/images-[^ ;]+; [0-2] build Job\(s\) stopped\)$/);
+    // The Job is seen through the API server before the controller's create has answered and been logged.
+    await eventually(() => {
+      const said = kit.logs.find((l) => l.includes(`the images of delta, gamma, pruned from preview ${previewNs} (pull request #${pr}): deleting 3 repositories' tags`));
+      assert.match(said ?? '', /\(Job [^ ]+\/images-[^ ;]+; [0-2] build Job\(s\) stopped\)$/);
+    });
   });
 
   it('delta added again builds again; closing the PR starts the removal’s Job under its own name', async () => {

@@ -276,7 +276,7 @@ export class PreviewReconcile {
       await pruneOwned(ctx.kube, previewNs, kinds, applied.wanted, applied.keep, pruned);
     } finally {
       // A pruned Function drops out of the status, so the preview's removal would never name its images: they go now.
-      const names = pruned.filter((o) => o.kind === 'Function').map((o) => o.name);
+      const names = pruned.filter((o) => o.kind === 'Function').map((o) => o.name).sort();
       if (names.length > 0) await this.images.pruned(previewNs, id, names, pruneIncarnation(read.headCommit, entry.updatedAt, names));
     }
     const errors = new Map(applied.statusFunctions.filter((f) => f.error).map((f) => [f.name, f.error as string]));
