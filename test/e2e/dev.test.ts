@@ -136,9 +136,12 @@ test('a broken function.yaml keeps its last good version and the others served, 
   assert.equal((await eventually(() => answer('delta'), 'delta to be served')).version, 'd1');
   assert.equal((await answer('beta'))?.version, 'b1', 'beta keeps its last good version');
   assert.equal((await answer('alpha'))?.version, 'v2');
-  const repo = (await v1('repositories/local')) as { functions: Array<{ name: string; error?: string }> };
-  const beta = repo.functions.find((f) => f.name === 'beta');
-  assert.match(beta?.error ?? '', /functions\/beta\/function\.yaml:4: colour: unknown key/);
+  // The repository's status is written when the sync ends, a moment after its functions serve.
+  const beta = await eventually(async () => {
+    const repo = (await v1('repositories/local')) as { functions: Array<{ name: string; error?: string }> };
+    return repo.functions.find((f) => f.name === 'beta' && f.error);
+  }, 'the repository to report beta');
+  assert.match(beta.error ?? '', /functions\/beta\/function\.yaml:4: colour: unknown key/);
   assert.match(dev.log(), /functions\/beta.*colour.*the last good version keeps running/);
 });
 
